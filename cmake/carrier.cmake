@@ -1,0 +1,34 @@
+# Helpers that give every Carrier library, test, fuzzer and benchmark the same settings.
+
+set(CARRIER_WARNINGS -Wall -Wextra -Werror -Wno-unused-parameter)
+
+# carrier_library(NAME SOURCES ... DEPS ...)
+function(carrier_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# carrier_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per module.
+function(carrier_test name)
+  if(NOT CARRIER_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 300 LABELS unit)
+endfunction()
+
+# carrier_bench(NAME SOURCES ... DEPS ...): Google Benchmark binaries, never run by ctest.
+function(carrier_bench name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  find_package(benchmark REQUIRED)
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark benchmark::benchmark_main)
+endfunction()

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/message_id.hpp"
+
+namespace carrier::core {
+
+// User properties in arrival order; names are unique (the first of a repeated header wins).
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+// An immutable, reference-counted body: fan-out to many consumers and crossing shards copy no
+// payload.
+using Body = std::shared_ptr<const std::string>;
+
+enum class DestinationKind : std::uint8_t { queue = 0, topic = 1, temp_queue = 2 };
+
+// A destination as the core sees it: a kind and a hierarchical name with '.' separators
+// ("orders.eu"). Protocols map their spellings (/queue/x, a/b/c) onto this.
+struct Destination {
+  DestinationKind kind = DestinationKind::queue;
+  std::string name;
+
+  auto operator<=>(const Destination&) const = default;
+  // "queue:orders.eu": the key used by the store and for shard ownership.
+  std::string key() const;
+  static std::optional<Destination> from_key(std::string_view key);
+};
+
+// A message as the broker keeps it. Immutable once built: share it as MessagePtr. What changes
+// per delivery (redelivered, delivery count) lives in the queue entry, not here.
+struct Message {
+  MessageId id;
+  Destination destination;
+  std::uint8_t priority = 4;          // 0..9, higher first
+  std::int64_t timestamp_ms = 0;      // when the broker accepted it (or the producer's value)
+  std::int64_t expires_ms = 0;        // absolute epoch ms; 0 = never
+  bool persistent = false;
+  std::string correlation_id;
+  std::string reply_to;
+  std::string type;
+  std::string content_type;
+  Properties properties;              // user headers, passed through unchanged
+  Body body;
+
+  std::size_t body_size() const { return body ? body->size() : 0; }
+  // Approximate bytes this message holds in memory; used for limits and accounting.
+  std::size_t footprint() const;
+};
+
+using MessagePtr = std::shared_ptr<const Message>;
+
+}  // namespace carrier::core
