@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,5 +13,14 @@ namespace carrier::stomp::codec {
 void append_escaped(std::string_view raw, Version version, std::string& out);
 // nullopt on an undefined escape sequence (the spec makes that a fatal protocol error).
 std::optional<std::string> unescape(std::string_view wire, Version version);
+
+// Appends the unescaped `wire` to `out`. Returns std::string_view::npos on success, or the
+// offset in `wire` of the backslash that starts an undefined escape sequence (`out` then holds
+// a partial result). The decoder uses the offset in its error detail.
+std::size_t unescape_append(std::string_view wire, Version version, std::string& out);
+
+// Whether a frame's headers are escaped on the wire: from 1.1 on, except CONNECT, STOMP and
+// CONNECTED, whose headers the spec keeps verbatim for the benefit of 1.0 peers.
+bool escapes_headers(Command command, Version version);
 
 }  // namespace carrier::stomp::codec

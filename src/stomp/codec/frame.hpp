@@ -31,6 +31,9 @@ struct Frame {
 
   // The first value of `name`, or nullptr.
   const std::string* header(std::string_view name) const;
+
+  // Same command, headers in the same order, same body (tests and the fuzz target compare).
+  friend bool operator==(const Frame&, const Frame&) = default;
 };
 
 }  // namespace carrier::stomp::codec
