@@ -1,0 +1,226 @@
+#include "core/broker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace carrier::core {
+namespace {
+
+// Several shards on one test thread: posted functions queue up and run in order when drained.
+class FakeExecutor : public Executor {
+ public:
+  explicit FakeExecutor(std::size_t n) : n_(n) {}
+  std::size_t shard_count() const override { return n_; }
+  void post(ShardId shard, std::function<void()> fn) override { tasks_.emplace_back(shard, std::move(fn)); }
+  std::optional<ShardId> current() const override { return current_; }
+
+  void on(ShardId shard, const std::function<void()>& fn) {
+    auto prev = current_;
+    current_ = shard;
+    fn();
+    current_ = prev;
+  }
+  void drain() {
+    while (!tasks_.empty()) {
+      auto [shard, fn] = std::move(tasks_.front());
+      tasks_.pop_front();
+      on(shard, fn);
+    }
+  }
+  void set_current(std::optional<ShardId> s) { current_ = s; }
+
+ private:
+  std::size_t n_;
+  std::deque<std::pair<ShardId, std::function<void()>>> tasks_;
+  std::optional<ShardId> current_;
+};
+
+// Completes batches only when told, on "no shard" (like the store's writer thread).
+class FakeStore : public store::Store {
+ public:
+  explicit FakeStore(FakeExecutor& ex) : ex_(ex) {}
+  Status open() override { return ok(); }
+  Status recover(const std::function<void(store::RecoveredMessage)>&) override { return ok(); }
+  void start() override {}
+  void append(store::Batch batch, store::DurableCallback cb) override {
+    for (auto& r : batch) records.push_back(r);
+    pending_.emplace_back(std::move(cb));
+  }
+  void close() override {}
+  void complete_all(Status st = ok()) {
+    auto prev = ex_.current();
+    ex_.set_current(std::nullopt);
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& cb : pending) cb(st);
+    ex_.set_current(prev);
+  }
+  std::vector<store::Record> records;
+
+ private:
+  FakeExecutor& ex_;
+  std::vector<store::DurableCallback> pending_;
+};
+
+struct Collector : Consumer {
+  std::vector<Delivery> got;
+  void deliver(ConsumerId, std::vector<Delivery> batch) override {
+    for (auto& d : batch) got.push_back(std::move(d));
+  }
+  std::vector<std::string> bodies() const {
+    std::vector<std::string> out;
+    for (const auto& d : got) out.push_back(*d.message->body);
+    return out;
+  }
+};
+
+class BrokerTest : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kShards = 3;
+  BrokerTest() : ex_(kShards), store_(ex_) {
+    for (std::size_t i = 0; i < kShards; ++i) {
+      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, Options{}));
+    }
+    std::vector<Broker*> peers;
+    for (auto& b : brokers_) peers.push_back(b.get());
+    for (auto& b : brokers_) b->set_peers(peers);
+  }
+
+  MessagePtr make(std::string body, Destination d, bool persistent = false) {
+    auto m = std::make_shared<Message>();
+    m->id = brokers_[0]->next_message_id();
+    m->destination = std::move(d);
+    m->persistent = persistent;
+    m->body = std::make_shared<const std::string>(std::move(body));
+    return m;
+  }
+
+  // Runs `fn` as a session on `shard` would, then lets every posted function run.
+  void on(std::uint32_t shard, const std::function<void(Broker&)>& fn) {
+    ex_.on(ShardId(shard), [&] { fn(*brokers_[shard]); });
+    ex_.drain();
+  }
+
+  FakeExecutor ex_;
+  FakeStore store_;
+  std::vector<std::unique_ptr<Broker>> brokers_;
+};
+
+const Destination kQueue{DestinationKind::queue, "orders"};
+
+TEST_F(BrokerTest, QueueAcrossShardsDeliversAndCompletes) {
+  auto c = std::make_shared<Collector>();
+  bool subscribed = false;
+  on(1, [&](Broker& b) {
+    auto id = b.subscribe({kQueue, AckMode::client_individual, 10, c}, [&](Status st) { subscribed = st.has_value(); });
+    ASSERT_TRUE(id.has_value());
+  });
+  EXPECT_TRUE(subscribed);
+  bool sent = false;
+  on(2, [&](Broker& b) { b.send({make("a", kQueue), make("b", kQueue)}, [&](Status st) { sent = st.has_value(); }); });
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(BrokerTest, PersistentSendCompletesOnlyWhenDurable) {
+  bool sent = false;
+  on(0, [&](Broker& b) { b.send({make("p", kQueue, true)}, [&](Status st) { sent = st.has_value(); }); });
+  EXPECT_FALSE(sent);
+  ASSERT_EQ(store_.records.size(), 1u);
+  EXPECT_EQ(store_.records[0].kind, store::RecordKind::message);
+  EXPECT_EQ(store_.records[0].queue, "queue:orders");
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(sent);
+}
+
+TEST_F(BrokerTest, StoreFailureReachesTheProducer) {
+  Status result;
+  on(0, [&](Broker& b) { b.send({make("p", kQueue, true)}, [&](Status st) { result = st; }); });
+  store_.complete_all(unexpected(Errc::io_error, "disk full"));
+  ex_.drain();
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().code, Errc::io_error);
+}
+
+TEST_F(BrokerTest, AckOfPersistentMessageIsRecorded) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(1, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  on(2, [&](Broker& b) { b.send({make("p", kQueue, true)}, nullptr); });
+  ASSERT_EQ(c->got.size(), 1u);
+  bool acked = false;
+  on(1, [&](Broker& b) { b.ack(id, {c->got[0].tag}, [&](Status st) { acked = st.has_value(); }); });
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(acked);
+  ASSERT_EQ(store_.records.size(), 3u);  // message, delivered, ack
+  EXPECT_EQ(store_.records[1].kind, store::RecordKind::delivered);
+  EXPECT_EQ(store_.records[2].kind, store::RecordKind::ack);
+}
+
+TEST_F(BrokerTest, UnsubscribeReturnsUnackedToOtherConsumers) {
+  auto c1 = std::make_shared<Collector>();
+  auto c2 = std::make_shared<Collector>();
+  ConsumerId id1;
+  on(0, [&](Broker& b) { id1 = *b.subscribe({kQueue, AckMode::client, 1, c1}, nullptr); });
+  on(2, [&](Broker& b) { b.send({make("x", kQueue)}, nullptr); });
+  ASSERT_EQ(c1->got.size(), 1u);
+  on(1, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::client, 1, c2}, nullptr); });
+  EXPECT_TRUE(c2->got.empty());
+  on(0, [&](Broker& b) { b.unsubscribe(id1, nullptr); });
+  ASSERT_EQ(c2->got.size(), 1u);
+  EXPECT_TRUE(c2->got[0].redelivered);
+}
+
+TEST_F(BrokerTest, TopicFanOutWithWildcardsAcrossShards) {
+  auto a = std::make_shared<Collector>();
+  auto b = std::make_shared<Collector>();
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& br) { (void)br.subscribe({{DestinationKind::topic, "prices.*"}, AckMode::auto_ack, 0, a}, nullptr); });
+  on(1, [&](Broker& br) { (void)br.subscribe({{DestinationKind::topic, "prices.>"}, AckMode::auto_ack, 0, b}, nullptr); });
+  on(2, [&](Broker& br) { (void)br.subscribe({{DestinationKind::topic, "other"}, AckMode::auto_ack, 0, c}, nullptr); });
+  on(2, [&](Broker& br) {
+    br.send({make("1", {DestinationKind::topic, "prices.eu"}), make("2", {DestinationKind::topic, "prices.eu.de"})},
+            nullptr);
+  });
+  EXPECT_EQ(a->bodies(), (std::vector<std::string>{"1"}));
+  EXPECT_EQ(b->bodies(), (std::vector<std::string>{"1", "2"}));
+  EXPECT_TRUE(c->got.empty());
+}
+
+TEST_F(BrokerTest, TransactionAppliesAfterOneBatch) {
+  auto c = std::make_shared<Collector>();
+  on(1, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  bool committed = false;
+  on(0, [&](Broker& b) {
+    Transaction tx;
+    tx.sends = {make("t1", kQueue, true), make("t2", kQueue, true)};
+    b.commit(std::move(tx), [&](Status st) { committed = st.has_value(); });
+  });
+  EXPECT_TRUE(c->got.empty()) << "nothing visible before the batch is durable";
+  EXPECT_EQ(store_.records.size(), 2u);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(committed);
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"t1", "t2"}));
+}
+
+TEST_F(BrokerTest, DestinationChecks) {
+  auto& b = *brokers_[0];
+  EXPECT_FALSE(b.check_destination({DestinationKind::topic, "a.*"}, false).has_value());
+  EXPECT_TRUE(b.check_destination({DestinationKind::topic, "a.*"}, true).has_value());
+  EXPECT_FALSE(b.check_destination({DestinationKind::queue, ""}, false).has_value());
+  Options strict;
+  strict.auto_create = false;
+  strict.queues = {"known"};
+  Broker s(ShardId(0), ex_, store_, strict);
+  EXPECT_TRUE(s.check_destination({DestinationKind::queue, "known"}, false).has_value());
+  auto st = s.check_destination({DestinationKind::queue, "unknown"}, false);
+  ASSERT_FALSE(st.has_value());
+  EXPECT_EQ(st.error().code, Errc::not_found);
+}
+
+}  // namespace
+}  // namespace carrier::core

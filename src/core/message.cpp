@@ -1,0 +1,43 @@
+#include "core/message.hpp"
+
+namespace carrier::core {
+
+namespace {
+constexpr std::string_view kQueuePrefix = "queue:";
+constexpr std::string_view kTopicPrefix = "topic:";
+constexpr std::string_view kTempQueuePrefix = "temp-queue:";
+}  // namespace
+
+std::string Destination::key() const {
+  std::string_view prefix;
+  switch (kind) {
+    case DestinationKind::queue: prefix = kQueuePrefix; break;
+    case DestinationKind::topic: prefix = kTopicPrefix; break;
+    case DestinationKind::temp_queue: prefix = kTempQueuePrefix; break;
+  }
+  std::string out;
+  out.reserve(prefix.size() + name.size());
+  out.append(prefix);
+  out.append(name);
+  return out;
+}
+
+std::optional<Destination> Destination::from_key(std::string_view key) {
+  for (auto [prefix, kind] : {std::pair{kQueuePrefix, DestinationKind::queue},
+                              std::pair{kTopicPrefix, DestinationKind::topic},
+                              std::pair{kTempQueuePrefix, DestinationKind::temp_queue}}) {
+    if (key.substr(0, prefix.size()) == prefix) {
+      return Destination{kind, std::string(key.substr(prefix.size()))};
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t Message::footprint() const {
+  std::size_t n = sizeof(Message) + destination.name.size() + correlation_id.size() + reply_to.size() +
+                  type.size() + content_type.size() + body_size();
+  for (const auto& [k, v] : properties) n += k.size() + v.size() + 2 * sizeof(std::string);
+  return n;
+}
+
+}  // namespace carrier::core

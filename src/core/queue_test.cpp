@@ -1,0 +1,128 @@
+#include "core/queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace carrier::core {
+namespace {
+
+MessagePtr make(int n, std::uint8_t priority = 4, std::int64_t expires = 0) {
+  auto m = std::make_shared<Message>();
+  m->id = MessageId{0, static_cast<std::uint64_t>(n)};
+  m->destination = {DestinationKind::queue, "q"};
+  m->priority = priority;
+  m->expires_ms = expires;
+  m->body = std::make_shared<const std::string>(std::to_string(n));
+  return m;
+}
+
+ConsumerRef consumer(std::uint64_t id, std::uint32_t prefetch, AckMode mode = AckMode::client_individual) {
+  return ConsumerRef{ConsumerId(id), ShardId(0), nullptr, mode, prefetch};
+}
+
+std::vector<std::string> bodies(const std::vector<Queue::Dispatch>& ds, std::uint64_t id) {
+  std::vector<std::string> out;
+  for (const auto& d : ds) {
+    if (d.consumer.id.value() != id) continue;
+    for (const auto& del : d.batch) out.push_back(*del.message->body);
+  }
+  return out;
+}
+
+TEST(Queue, FifoToOneConsumerWithinCredit) {
+  Queue q("queue:q");
+  for (int i = 1; i <= 5; ++i) q.enqueue(make(i));
+  q.add_consumer(consumer(1, 3));
+  std::vector<MessagePtr> expired;
+  auto ds = q.dispatch(0, expired);
+  EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(q.depth(), 2u);
+  EXPECT_TRUE(q.dispatch(0, expired).empty()) << "no credit left";
+  std::vector<std::uint64_t> tags{1, 2};
+  auto out = q.ack(ConsumerId(1), tags);
+  EXPECT_EQ(out.removed.size(), 2u);
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 1), (std::vector<std::string>{"4", "5"}));
+}
+
+TEST(Queue, RoundRobinAmongConsumers) {
+  Queue q("queue:q");
+  q.add_consumer(consumer(1, 100));
+  q.add_consumer(consumer(2, 100));
+  for (int i = 1; i <= 6; ++i) q.enqueue(make(i));
+  std::vector<MessagePtr> expired;
+  auto ds = q.dispatch(0, expired);
+  EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"1", "3", "5"}));
+  EXPECT_EQ(bodies(ds, 2), (std::vector<std::string>{"2", "4", "6"}));
+}
+
+TEST(Queue, PriorityThenFifo) {
+  Queue q("queue:q");
+  q.enqueue(make(1, 4));
+  q.enqueue(make(2, 9));
+  q.enqueue(make(3, 0));
+  q.enqueue(make(4, 9));
+  q.add_consumer(consumer(1, 100));
+  std::vector<MessagePtr> expired;
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 1), (std::vector<std::string>{"2", "4", "1", "3"}));
+}
+
+TEST(Queue, RemovedConsumerReturnsUnackedInOrderFlaggedRedelivered) {
+  Queue q("queue:q");
+  for (int i = 1; i <= 4; ++i) q.enqueue(make(i));
+  q.add_consumer(consumer(1, 2));
+  std::vector<MessagePtr> expired;
+  (void)q.dispatch(0, expired);
+  EXPECT_TRUE(q.remove_consumer(ConsumerId(1)));
+  q.add_consumer(consumer(2, 10));
+  auto ds = q.dispatch(0, expired);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_EQ(ds[0].batch.size(), 4u);
+  EXPECT_EQ(*ds[0].batch[0].message->body, "1");
+  EXPECT_TRUE(ds[0].batch[0].redelivered);
+  EXPECT_EQ(ds[0].batch[0].delivery_count, 2u);
+  EXPECT_EQ(*ds[0].batch[2].message->body, "3");
+  EXPECT_FALSE(ds[0].batch[2].redelivered);
+}
+
+TEST(Queue, NackRequeuesAndUnknownTagsAreCounted) {
+  Queue q("queue:q");
+  q.enqueue(make(1));
+  q.add_consumer(consumer(1, 10));
+  std::vector<MessagePtr> expired;
+  auto ds = q.dispatch(0, expired);
+  std::vector<std::uint64_t> tags{ds[0].batch[0].tag, 999};
+  auto out = q.nack(ConsumerId(1), tags);
+  EXPECT_EQ(out.unknown_tags, 1u);
+  auto again = q.dispatch(0, expired);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].batch[0].redelivered);
+}
+
+TEST(Queue, ExpiredMessagesAreNeverDelivered) {
+  Queue q("queue:q");
+  q.enqueue(make(1, 4, 100));
+  q.enqueue(make(2, 4, 0));
+  q.add_consumer(consumer(1, 10));
+  std::vector<MessagePtr> expired;
+  auto ds = q.dispatch(200, expired);
+  EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"2"}));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(*expired[0]->body, "1");
+}
+
+TEST(Queue, RestoredMessagesAreFlaggedWhenDeliveredBefore) {
+  Queue q("queue:q");
+  q.restore(make(1), 0);
+  q.restore(make(2), 1);
+  q.add_consumer(consumer(1, 10));
+  std::vector<MessagePtr> expired;
+  auto ds = q.dispatch(0, expired);
+  ASSERT_EQ(ds[0].batch.size(), 2u);
+  EXPECT_FALSE(ds[0].batch[0].redelivered);
+  EXPECT_TRUE(ds[0].batch[1].redelivered);
+  EXPECT_EQ(ds[0].batch[1].delivery_count, 2u);
+}
+
+}  // namespace
+}  // namespace carrier::core
