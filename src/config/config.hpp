@@ -1,0 +1,47 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "core/options.hpp"
+#include "net/options.hpp"
+#include "stomp/options.hpp"
+#include "store/store.hpp"
+
+namespace carrier::config {
+
+// Everything `carrier serve` runs with: each module's own Options, filled once, here.
+struct Config {
+  std::string log_level = "info";
+  net::Options net;
+  net::ListenerOptions stomp_listener{true, "127.0.0.1", 61613};
+  stomp::Options stomp;
+  core::Options core;
+  store::Options store;  // store.data_dir is the data directory
+};
+
+// What the command line said; each set field overrides the file.
+struct Flags {
+  std::optional<std::filesystem::path> config_file;
+  std::optional<std::string> stomp;      // "HOST:PORT" or "off"
+  std::optional<std::string> data_dir;
+  std::optional<std::string> store;      // store kind
+  std::optional<unsigned> shards;
+  std::optional<std::string> log_level;
+  std::optional<std::string> recover;    // "strict" | "skip-corrupt"
+};
+
+// Defaults, then the TOML file (if any), then the flags. An unknown key or a bad value is an
+// Errc::invalid_argument whose detail names the key (and the file and line for TOML).
+Result<Config> load(const Flags& flags);
+
+// Parses the TOML text alone (exposed for tests and the config fuzz target).
+Result<Config> parse_toml(std::string_view text, std::string_view source_name);
+
+// "HOST:PORT" or "off" into ListenerOptions; `key` names the setting in errors.
+Status parse_listen(std::string_view text, std::string_view key, net::ListenerOptions& out);
+
+}  // namespace carrier::config

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace carrier::net {
+
+// Where a protocol listens. `enabled = false` is spelled "off" in flags and TOML.
+struct ListenerOptions {
+  bool enabled = true;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+};
+
+struct Options {
+  unsigned shards = 0;  // 0: one per core
+};
+
+}  // namespace carrier::net
