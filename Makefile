@@ -1,0 +1,40 @@
+# The two commands of the README, and the rest of the developer loop.
+BUILD ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 20
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+.PHONY: run test build bootstrap unit integration fuzz bench clean
+
+bootstrap:
+	@scripts/bootstrap
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+build: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/carrier serve
+
+# Every test: unit and integration through ctest, then each fuzz target for a bounded time.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) fuzz
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
+
+integration: build
+	cd $(BUILD) && ctest --output-on-failure -L integration
+
+fuzz: bootstrap
+	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: build
+	scripts/bench $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,166 @@
+#include "cli/serve.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "base/logging.hpp"
+#include "config/config.hpp"
+#include "core/broker.hpp"
+#include "net/asio.hpp"
+#include "net/listener.hpp"
+#include "net/shard_pool.hpp"
+#include "stomp/session.hpp"
+#include "store/store.hpp"
+
+namespace carrier::cli {
+
+namespace {
+
+struct ServeFlags {
+  config::Flags flags;
+  std::string config_file;
+  std::string stomp, data_dir, store, log_level, recover;
+  unsigned shards = 0;
+};
+
+// Runs `fn` on every shard and waits for all of them: used at start-up and shutdown only.
+void on_every_shard(net::ShardPool& pool, const std::function<void()>& fn) {
+  std::vector<std::future<void>> done;
+  for (std::size_t i = 0; i < pool.shard_count(); ++i) {
+    auto p = std::make_shared<std::promise<void>>();
+    done.push_back(p->get_future());
+    pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [p, &fn] {
+      fn();
+      p->set_value();
+    });
+  }
+  for (auto& f : done) f.wait();
+}
+
+std::size_t open_connections(net::ShardPool& pool) {
+  std::atomic<std::size_t> n{0};
+  on_every_shard(pool, [&n] { n += net::Connection::on_this_shard().size(); });
+  return n.load();
+}
+
+int serve(const config::Flags& flags) {
+  auto log = logging::get("broker");
+  auto cfg = config::load(flags);
+  if (!cfg) {
+    std::cerr << "carrier: " << cfg.error().detail << "\n";
+    return 2;
+  }
+  (void)logging::set_level(cfg->log_level);
+  const auto started = std::chrono::steady_clock::now();
+  const unsigned shards = cfg->net.shards != 0 ? cfg->net.shards : std::max(1u, std::thread::hardware_concurrency());
+
+  auto store = store::make_store(cfg->store);
+  if (!store) {
+    std::cerr << "carrier: " << store.error().to_string() << "\n";
+    return 1;
+  }
+  if (auto st = (*store)->open(); !st) {
+    std::cerr << "carrier: cannot open the store: " << st.error().to_string() << "\n";
+    return 1;
+  }
+
+  net::ShardPool pool(shards);
+  std::vector<std::unique_ptr<core::Broker>> brokers;
+  for (unsigned i = 0; i < shards; ++i) {
+    brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core));
+  }
+  std::vector<core::Broker*> peers;
+  for (auto& b : brokers) peers.push_back(b.get());
+  for (auto& b : brokers) b->set_peers(peers);
+
+  // Recovery runs before any shard thread: each message goes straight into its owner's queue.
+  std::size_t recovered = 0;
+  auto st = (*store)->recover([&](store::RecoveredMessage r) {
+    auto owner = core::owner_shard(r.queue, shards);
+    brokers[owner.value()]->restore(r.queue, std::move(r.message), r.delivery_count);
+    ++recovered;
+  });
+  if (!st) {
+    std::cerr << "carrier: recovery failed: " << st.error().to_string() << "\n";
+    return 1;
+  }
+  (*store)->start();
+
+  net::Listener stomp_listener(pool, "stomp", [&brokers, &cfg](net::tcp::socket socket, core::ShardId shard) {
+    auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp);
+    session->start();
+  });
+  if (cfg->stomp_listener.enabled) {
+    if (auto ls = stomp_listener.open(cfg->stomp_listener); !ls) {
+      std::cerr << "carrier: " << ls.error().detail << "\n";
+      (*store)->close();
+      return 1;
+    }
+  }
+
+  net::asio::io_context signals_context(1);
+  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
+  int received_signal = 0;
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (!ec) received_signal = sig;
+  });
+
+  pool.start();
+  if (cfg->stomp_listener.enabled) {
+    stomp_listener.start();
+    auto ep = stomp_listener.local_endpoint();
+    log->info("stomp listening on {}:{}", ep.address().to_string(), ep.port());
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  log->info("carrier ready: {} shard(s), store '{}' in {}, {} message(s) recovered, started in {} ms", shards,
+            cfg->store.kind, cfg->store.data_dir.string(), recovered, ms.count());
+
+  signals_context.run();
+  log->info("received signal {}: shutting down", received_signal);
+
+  // Stop accepting, say goodbye on every connection, give them a moment to flush.
+  if (cfg->stomp_listener.enabled) stomp_listener.stop();
+  on_every_shard(pool, [] {
+    auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
+    for (auto* c : connections) c->shutdown();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (open_connections(pool) != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  (*store)->close();
+  pool.force_stop();
+  log->info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
+  auto* cmd = app.add_subcommand("serve", "Run the broker");
+  cmd->add_option("--config", flags->config_file, "TOML configuration file");
+  cmd->add_option("--stomp", flags->stomp, "STOMP listener HOST:PORT, or off");
+  cmd->add_option("--data-dir", flags->data_dir, "Data directory");
+  cmd->add_option("--store", flags->store, "Store kind: log | memory");
+  cmd->add_option("--shards", flags->shards, "Number of shards (threads); default: cores");
+  cmd->add_option("--log-level", flags->log_level, "trace | debug | info | warn | error | off");
+  cmd->add_option("--recover", flags->recover, "strict | skip-corrupt");
+  cmd->callback([flags, cmd] {
+    config::Flags f;
+    if (cmd->count("--config")) f.config_file = flags->config_file;
+    if (cmd->count("--stomp")) f.stomp = flags->stomp;
+    if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
+    if (cmd->count("--store")) f.store = flags->store;
+    if (cmd->count("--shards")) f.shards = flags->shards;
+    if (cmd->count("--log-level")) f.log_level = flags->log_level;
+    if (cmd->count("--recover")) f.recover = flags->recover;
+    std::exit(serve(f));
+  });
+}
+
+}  // namespace carrier::cli

@@ -1,0 +1,139 @@
+#include "net/connection.hpp"
+
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "base/logging.hpp"
+
+namespace carrier::net {
+
+namespace {
+
+std::atomic<std::uint64_t> g_next_connection_id{1};
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+void log_exception(const std::string& prefix, std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    logging::get("net")->error("{} connection handler failed: {}", prefix, ex.what());
+  }
+}
+
+}  // namespace
+
+std::unordered_set<Connection*>& Connection::on_this_shard() {
+  thread_local std::unordered_set<Connection*> connections;
+  return connections;
+}
+
+Connection::Connection(tcp::socket socket, core::ShardId shard, std::string protocol)
+    : socket_(std::move(socket)),
+      shard_(shard),
+      id_(g_next_connection_id.fetch_add(1, std::memory_order_relaxed)),
+      protocol_(std::move(protocol)),
+      wake_(socket_.get_executor()),
+      last_read_(std::chrono::steady_clock::now()),
+      last_write_(last_read_) {
+  boost::system::error_code ec;
+  auto remote = socket_.remote_endpoint(ec);
+  peer_ = ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  log_prefix_ = fmt::format("[{} c{} {}]", protocol_, id_, peer_);
+  wake_.expires_at(asio::steady_timer::time_point::max());
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  on_this_shard().insert(this);
+  auto self = shared_from_this();
+  asio::co_spawn(socket_.get_executor(), read_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
+    log_exception(prefix, e);
+    if (e) self->close();
+  });
+  asio::co_spawn(socket_.get_executor(), write_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
+    log_exception(prefix, e);
+    if (e) self->close();
+  });
+}
+
+void Connection::flush() {
+  if (!pending_.empty()) wake_.cancel();
+}
+
+void Connection::close_after_flush() {
+  closing_ = true;
+  wake_.cancel();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  closing_ = true;
+  boost::system::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  wake_.cancel();
+  on_this_shard().erase(this);
+  on_closed();
+}
+
+asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
+  for (;;) {
+    if (self->closing_) co_return;
+    const auto old_size = self->read_buffer_.size();
+    self->read_buffer_.resize(old_size + kReadChunk);
+    boost::system::error_code ec;
+    std::size_t n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+    self->read_buffer_.resize(old_size + n);
+    if (ec) {
+      // EOF, reset, or our own close: not exceptional.
+      if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
+        logging::get("net")->debug("{} read failed: {}", self->log_prefix_, ec.message());
+      }
+      self->close();
+      co_return;
+    }
+    self->last_read_ = std::chrono::steady_clock::now();
+    if (self->closing_) co_return;
+    self->on_data(self->read_buffer_);
+    // A large buffer that is now empty is given back.
+    if (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk) {
+      std::string().swap(self->read_buffer_);
+    }
+  }
+}
+
+asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
+  for (;;) {
+    if (self->closed_) co_return;
+    if (self->pending_.empty()) {
+      if (self->closing_) {
+        self->close();
+        co_return;
+      }
+      boost::system::error_code ec;
+      self->wake_.expires_at(asio::steady_timer::time_point::max());
+      co_await self->wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    std::swap(self->pending_, self->writing_);
+    self->on_write_started();
+    boost::system::error_code ec;
+    co_await asio::async_write(self->socket_, asio::buffer(self->writing_), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      self->close();
+      co_return;
+    }
+    self->last_write_ = std::chrono::steady_clock::now();
+    self->writing_.clear();
+    // Keep a moderate buffer for the next batch; release a huge one.
+    if (self->writing_.capacity() > (4u << 20)) std::string().swap(self->writing_);
+    self->on_write_done();
+  }
+}
+
+}  // namespace carrier::net

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "core/executor.hpp"
+#include "net/asio.hpp"
+
+namespace carrier::net {
+
+class ShardPool;
+
+// One client connection: a reader coroutine that hands received bytes to the protocol, and a
+// writer coroutine that sends everything queued since its last write in one call (write
+// coalescing: many frames, one syscall). A steady_timer is the writer's wake-up. Protocol
+// sessions derive from it. Lifetime: held by its coroutines through shared_from_this; ends when
+// both have finished after close().
+// Runs on: its shard, only.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, core::ShardId shard, std::string protocol);
+  virtual ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void start();
+
+  // Output: append encoded bytes to out(), then flush() to wake the writer.
+  std::string& out() { return pending_; }
+  void flush();
+  // Sends what is queued, then closes. Further input is ignored.
+  void close_after_flush();
+  void close();
+  bool is_closed() const { return closed_; }
+  bool is_closing() const { return closing_ || closed_; }
+
+  core::ShardId shard() const { return shard_; }
+  std::uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+  // "[stomp c42 127.0.0.1:50312]", for log lines.
+  const std::string& log_prefix() const { return log_prefix_; }
+  asio::any_io_executor executor() { return socket_.get_executor(); }
+  std::chrono::steady_clock::time_point last_read() const { return last_read_; }
+  std::chrono::steady_clock::time_point last_write() const { return last_write_; }
+  std::size_t queued_bytes() const { return pending_.size() + writing_.size(); }
+
+  // The broker is stopping: say goodbye as the protocol allows, then close.
+  virtual void shutdown() = 0;
+
+  // Every open connection of the calling shard (for shutdown). Runs on: that shard.
+  static std::unordered_set<Connection*>& on_this_shard();
+
+ protected:
+  // New bytes are at the end of `buffer`; erase what was consumed from its front.
+  virtual void on_data(std::string& buffer) = 0;
+  // The writer took what out() held; `on_write_done` follows once it is on the wire.
+  virtual void on_write_started() {}
+  virtual void on_write_done() {}
+  // Exactly once, when the connection closes for any reason.
+  virtual void on_closed() = 0;
+
+ private:
+  static asio::awaitable<void> read_loop(std::shared_ptr<Connection> self);
+  static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
+
+  tcp::socket socket_;
+  core::ShardId shard_;
+  std::uint64_t id_;
+  std::string protocol_;
+  std::string peer_;
+  std::string log_prefix_;
+  asio::steady_timer wake_;
+  std::string read_buffer_;
+  std::string pending_;
+  std::string writing_;
+  bool closing_ = false;
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point last_read_;
+  std::chrono::steady_clock::time_point last_write_;
+};
+
+}  // namespace carrier::net

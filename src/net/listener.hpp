@@ -1,0 +1,39 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "base/result.hpp"
+#include "net/asio.hpp"
+#include "net/options.hpp"
+#include "net/shard_pool.hpp"
+
+namespace carrier::net {
+
+// Accepts TCP connections for one protocol and hands each to a shard, round-robin. The accepted
+// socket already belongs to the chosen shard's io_context; `on_accept` runs on that shard.
+// Runs on: opened by the main thread; accepts on shard 0.
+class Listener {
+ public:
+  using AcceptHandler = std::function<void(tcp::socket socket, core::ShardId shard)>;
+
+  Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept);
+
+  // Binds and listens now, so a port in use is reported at start-up, naming the address.
+  Status open(const ListenerOptions& options);
+  void start();
+  void stop();  // stops accepting; established connections are untouched
+  tcp::endpoint local_endpoint() const;
+
+ private:
+  static asio::awaitable<void> accept_loop(Listener* self);
+
+  ShardPool& pool_;
+  std::string protocol_;
+  AcceptHandler on_accept_;
+  tcp::acceptor acceptor_;
+  std::size_t next_shard_ = 0;
+};
+
+}  // namespace carrier::net

@@ -1,0 +1,62 @@
+#include "net/shard_pool.hpp"
+
+#include "base/logging.hpp"
+
+namespace carrier::net {
+
+namespace {
+thread_local std::optional<core::ShardId> t_current_shard;
+}  // namespace
+
+ShardPool::ShardPool(std::size_t shards) {
+  if (shards == 0) shards = 1;
+  for (std::size_t i = 0; i < shards; ++i) {
+    shards_.push_back(std::make_unique<Shard>(core::ShardId(static_cast<std::uint32_t>(i))));
+  }
+}
+
+ShardPool::~ShardPool() { force_stop(); }
+
+void ShardPool::post(core::ShardId shard, std::function<void()> fn) {
+  asio::post(shards_[shard.value()]->context, std::move(fn));
+}
+
+std::optional<core::ShardId> ShardPool::current() const { return t_current_shard; }
+
+void ShardPool::start() {
+  for (auto& shard : shards_) {
+    Shard* s = shard.get();
+    s->thread = std::thread([s] {
+      t_current_shard = s->id;
+      for (;;) {
+        try {
+          s->context.run();
+          break;
+        } catch (const std::exception& e) {
+          // A handler threw: log it and keep the shard alive for everyone else on it.
+          logging::get("net")->error("shard {}: unhandled exception: {}", s->id.value(), e.what());
+        }
+      }
+      t_current_shard.reset();
+    });
+  }
+}
+
+void ShardPool::stop() {
+  for (auto& s : shards_) s->work.reset();
+  for (auto& s : shards_) {
+    if (s->thread.joinable()) s->thread.join();
+  }
+}
+
+void ShardPool::force_stop() {
+  for (auto& s : shards_) {
+    s->work.reset();
+    s->context.stop();
+  }
+  for (auto& s : shards_) {
+    if (s->thread.joinable()) s->thread.join();
+  }
+}
+
+}  // namespace carrier::net

@@ -1,0 +1,118 @@
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "stomp/session.hpp"
+
+namespace carrier::stomp {
+
+Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& frame, Subscription*& sub) {
+  sub = nullptr;
+  std::uint64_t tag = 0;
+  std::string named;
+  if (version_ == codec::Version::v1_2) {
+    const auto* id = frame.header("id");
+    if (id == nullptr) return unexpected(Errc::invalid_argument, "ACK/NACK frame has no id header");
+    named = *id;
+    // Our ack tokens are "<subscription number>.<tag>".
+    auto dot = id->find('.');
+    std::uint64_t number = 0;
+    bool parsed = dot != std::string::npos;
+    if (parsed) {
+      auto r1 = std::from_chars(id->data(), id->data() + dot, number);
+      auto r2 = std::from_chars(id->data() + dot + 1, id->data() + id->size(), tag);
+      parsed = r1.ec == std::errc() && r1.ptr == id->data() + dot && r2.ec == std::errc() &&
+               r2.ptr == id->data() + id->size();
+    }
+    if (parsed) {
+      for (auto& [sid, s] : subscriptions_) {
+        if (s.number == number) sub = &s;
+      }
+    }
+    if (sub == nullptr || !sub->unacked.contains(tag)) {
+      return unexpected(Errc::not_found, fmt::format("no unacknowledged message with ack id '{}'", named));
+    }
+  } else {
+    const auto* message_id = frame.header("message-id");
+    if (message_id == nullptr) return unexpected(Errc::invalid_argument, "ACK/NACK frame has no message-id header");
+    named = *message_id;
+    const auto* sub_id = frame.header("subscription");
+    auto search = [&](Subscription& s) {
+      for (const auto& [t, m] : s.unacked) {
+        if (m->id.to_string() == *message_id) {
+          sub = &s;
+          tag = t;
+          return true;
+        }
+      }
+      return false;
+    };
+    if (sub_id != nullptr) {
+      if (auto* s = find_subscription(*sub_id)) search(*s);
+    } else {
+      for (auto& [sid, s] : subscriptions_) {
+        if (search(s)) break;
+      }
+    }
+    if (sub == nullptr) {
+      return unexpected(Errc::not_found, fmt::format("no unacknowledged message with message-id '{}'", named));
+    }
+  }
+  std::vector<core::DeliveryRef> refs;
+  if (sub->ack_mode == core::AckMode::client) {
+    // Cumulative: this delivery and every earlier one of the subscription.
+    auto end = sub->unacked.upper_bound(tag);
+    for (auto it = sub->unacked.begin(); it != end; ++it) refs.push_back({sub->consumer, it->first, it->second});
+    sub->unacked.erase(sub->unacked.begin(), end);
+  } else {
+    auto it = sub->unacked.find(tag);
+    refs.push_back({sub->consumer, it->first, it->second});
+    sub->unacked.erase(it);
+  }
+  return refs;
+}
+
+void Session::handle_ack(codec::Frame& frame, bool is_ack) {
+  if (!is_ack && version_ == codec::Version::v1_0) {
+    fail("unknown command", "NACK does not exist in STOMP 1.0", &frame);
+    return;
+  }
+  Subscription* sub = nullptr;
+  auto refs = resolve_ack(frame, sub);
+  if (!refs) {
+    fail(is_ack ? "ACK for an unknown message" : "NACK for an unknown message", refs.error().detail, &frame);
+    return;
+  }
+  if (const auto* tx = frame.header("transaction")) {
+    auto it = transactions_.find(*tx);
+    if (it == transactions_.end()) {
+      fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
+      return;
+    }
+    auto& target = is_ack ? it->second.work.acks : it->second.work.nacks;
+    target.insert(target.end(), refs->begin(), refs->end());
+    maybe_receipt(frame);
+    return;
+  }
+  std::vector<std::uint64_t> tags;
+  tags.reserve(refs->size());
+  for (const auto& r : *refs) tags.push_back(r.tag);
+  std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto done = [weak, receipt](Status st) {
+    auto self = weak.lock();
+    if (!self || self->is_closing()) return;
+    if (!st) {
+      self->fail("acknowledgement not stored", st.error().to_string());
+      return;
+    }
+    if (!receipt.empty()) self->send_receipt(receipt);
+  };
+  if (is_ack) {
+    broker_.ack(sub->consumer, std::move(tags), std::move(done));
+  } else {
+    broker_.nack(sub->consumer, std::move(tags), std::move(done));
+  }
+}
+
+}  // namespace carrier::stomp

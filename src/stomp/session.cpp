@@ -1,0 +1,242 @@
+#include "stomp/session.hpp"
+
+#include <fmt/format.h>
+
+#include "base/logging.hpp"
+#include "stomp/codec/encoder.hpp"
+#include "stomp/destination_name.hpp"
+
+namespace carrier::stomp {
+
+namespace {
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("stomp");
+  return logger;
+}
+}  // namespace
+
+void SubscriptionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
+  if (auto s = session_.lock()) s->deliver(id, std::move(batch));
+}
+
+Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options)
+    : net::Connection(std::move(socket), shard, "stomp"), broker_(broker), options_(options) {
+  limits_.max_frame_bytes = options_.max_frame_bytes;
+  limits_.max_headers = options_.max_headers;
+  session_id_ = fmt::format("carrier-{}", id());
+}
+
+Session::~Session() = default;
+
+void Session::encode(codec::Command command, const codec::Headers& headers, std::string_view body) {
+  codec::encode(command, headers, body, version_, out());
+}
+
+void Session::fail(std::string_view message, std::string_view detail, const codec::Frame* cause) {
+  if (is_closing()) return;
+  log()->debug("{} ERROR: {} {}", log_prefix(), message, detail);
+  codec::Headers headers{{"message", std::string(message)}, {"content-type", "text/plain"}};
+  if (cause != nullptr) {
+    if (const auto* r = cause->header("receipt")) headers.emplace_back("receipt-id", *r);
+  }
+  std::string body(detail.empty() ? message : detail);
+  body.push_back('\n');
+  encode(codec::Command::error, headers, body);
+  close_after_flush();
+}
+
+void Session::send_receipt(const std::string& receipt_id) {
+  encode(codec::Command::receipt, {{"receipt-id", receipt_id}});
+  flush();
+}
+
+void Session::maybe_receipt(const codec::Frame& frame) {
+  if (const auto* r = frame.header("receipt")) send_receipt(*r);
+}
+
+void Session::on_data(std::string& buffer) {
+  if (is_closing()) {
+    buffer.clear();
+    return;
+  }
+  if (buffer.size() < need_at_least_) return;
+  need_at_least_ = 0;
+  std::size_t offset = 0;
+  while (!is_closing() && !disconnecting_ && offset < buffer.size()) {
+    auto step = codec::decode(std::string_view(buffer).substr(offset), version_, limits_);
+    if (!step) {
+      flush_sends();
+      const auto& e = step.error();
+      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail);
+      break;
+    }
+    offset += step->consumed;
+    if (!step->frame) {
+      need_at_least_ = step->need_at_least;
+      break;
+    }
+    handle(*step->frame);
+  }
+  flush_sends();
+  buffer.erase(0, offset);
+  if (disconnecting_ || is_closing()) buffer.clear();
+  flush();
+}
+
+void Session::handle(codec::Frame& frame) {
+  using codec::Command;
+  if (!connected_ && frame.command != Command::connect && frame.command != Command::stomp) {
+    fail("not connected", fmt::format("{} received before CONNECT", codec::to_string(frame.command)), &frame);
+    return;
+  }
+  if (frame.command != Command::send) flush_sends();
+  switch (frame.command) {
+    case Command::connect:
+    case Command::stomp: handle_connect(frame); return;
+    case Command::send: handle_send(frame); return;
+    case Command::subscribe: handle_subscribe(frame); return;
+    case Command::unsubscribe: handle_unsubscribe(frame); return;
+    case Command::ack: handle_ack(frame, true); return;
+    case Command::nack: handle_ack(frame, false); return;
+    case Command::begin: handle_begin(frame); return;
+    case Command::commit: handle_commit(frame); return;
+    case Command::abort: handle_abort(frame); return;
+    case Command::disconnect: handle_disconnect(frame); return;
+    case Command::connected:
+    case Command::message:
+    case Command::receipt:
+    case Command::error:
+      fail("unexpected frame", fmt::format("{} is a server frame", codec::to_string(frame.command)), &frame);
+      return;
+  }
+}
+
+void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
+  if (is_closing()) return;  // the queue takes them back when the subscription is removed
+  auto by = by_consumer_.find(id);
+  if (by == by_consumer_.end()) return;
+  auto it = subscriptions_.find(by->second);
+  if (it == subscriptions_.end()) return;
+  Subscription& sub = it->second;
+  codec::Headers headers;
+  for (auto& d : batch) {
+    const core::Message& m = *d.message;
+    headers.clear();
+    headers.emplace_back("subscription", sub.id);
+    headers.emplace_back("message-id", m.id.to_string());
+    headers.emplace_back("destination", format_destination(m.destination));
+    if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
+      headers.emplace_back("ack", fmt::format("{}.{}", sub.number, d.tag));
+    }
+    if (d.redelivered) headers.emplace_back("redelivered", "true");
+    if (m.persistent) headers.emplace_back("persistent", "true");
+    headers.emplace_back("priority", std::to_string(m.priority));
+    headers.emplace_back("timestamp", std::to_string(m.timestamp_ms));
+    if (m.expires_ms != 0) headers.emplace_back("expires", std::to_string(m.expires_ms));
+    if (!m.correlation_id.empty()) headers.emplace_back("correlation-id", m.correlation_id);
+    if (!m.reply_to.empty()) headers.emplace_back("reply-to", m.reply_to);
+    if (!m.type.empty()) headers.emplace_back("type", m.type);
+    if (!m.content_type.empty()) headers.emplace_back("content-type", m.content_type);
+    for (const auto& p : m.properties) headers.push_back(p);
+    encode(codec::Command::message, headers, m.body ? std::string_view(*m.body) : std::string_view());
+    if (sub.ack_mode == core::AckMode::auto_ack) {
+      sub.staged_auto_acks.push_back(d.tag);
+    } else {
+      sub.unacked.emplace(d.tag, d.message);
+    }
+  }
+  flush();
+}
+
+void Session::on_write_started() {
+  for (auto& [id, sub] : subscriptions_) {
+    if (sub.staged_auto_acks.empty()) continue;
+    sub.writing_auto_acks.insert(sub.writing_auto_acks.end(), sub.staged_auto_acks.begin(), sub.staged_auto_acks.end());
+    sub.staged_auto_acks.clear();
+  }
+}
+
+void Session::on_write_done() {
+  // ack:auto deliveries count as acknowledged once written: that is when credit comes back,
+  // so a slow reader slows its queue instead of growing our buffer.
+  for (auto& [id, sub] : subscriptions_) {
+    if (sub.writing_auto_acks.empty()) continue;
+    broker_.ack(sub.consumer, std::move(sub.writing_auto_acks), nullptr);
+    sub.writing_auto_acks.clear();
+  }
+}
+
+void Session::release_subscriptions() {
+  for (auto& [id, sub] : subscriptions_) broker_.unsubscribe(sub.consumer, nullptr);
+  subscriptions_.clear();
+  by_consumer_.clear();
+}
+
+void Session::on_closed() {
+  log()->debug("{} closed", log_prefix());
+  // Open transactions are aborted: their sends are dropped; deliveries they acked are still
+  // held by the subscriptions and go back to their queues with them.
+  transactions_.clear();
+  release_subscriptions();
+  if (heartbeat_timer_) heartbeat_timer_->cancel();
+}
+
+void Session::shutdown() {
+  if (is_closing()) return;
+  if (!connected_) {
+    close();
+    return;
+  }
+  flush_sends();
+  disconnecting_ = true;
+  shutting_down_ = true;
+  if (sends_in_flight_ == 0) complete_disconnect();
+  // else: the last store confirmation calls complete_disconnect(), which says goodbye.
+}
+
+void Session::complete_disconnect() {
+  if (!disconnect_receipt_.empty()) send_receipt(disconnect_receipt_);
+  if (shutting_down_) {
+    fail("broker shutting down");
+  } else {
+    close_after_flush();
+  }
+}
+
+Session::Subscription* Session::find_subscription(std::string_view id) {
+  auto it = subscriptions_.find(std::string(id));
+  return it == subscriptions_.end() ? nullptr : &it->second;
+}
+
+void Session::start_heartbeats(std::uint32_t send_ms, std::uint32_t receive_ms) {
+  if (send_ms == 0 && receive_ms == 0) return;
+  heartbeat_timer_ = std::make_unique<net::asio::steady_timer>(executor());
+  auto self = std::static_pointer_cast<Session>(shared_from_this());
+  net::asio::co_spawn(executor(), heartbeat_loop(self, send_ms, receive_ms), [](std::exception_ptr) {});
+}
+
+net::asio::awaitable<void> Session::heartbeat_loop(std::shared_ptr<Session> self, std::uint32_t send_ms,
+                                                   std::uint32_t receive_ms) {
+  using namespace std::chrono;
+  const std::uint32_t smallest = std::min(send_ms == 0 ? UINT32_MAX : send_ms, receive_ms == 0 ? UINT32_MAX : receive_ms);
+  const auto tick = milliseconds(std::max<std::uint32_t>(smallest / 2, 10));
+  while (!self->is_closing()) {
+    self->heartbeat_timer_->expires_after(tick);
+    boost::system::error_code ec;
+    co_await self->heartbeat_timer_->async_wait(net::asio::redirect_error(net::asio::use_awaitable, ec));
+    if (ec || self->is_closing()) co_return;
+    const auto now = steady_clock::now();
+    // Allow the client twice its interval: the spec leaves the margin to the receiver.
+    if (receive_ms != 0 && now - self->last_read() > milliseconds(2 * receive_ms)) {
+      log()->info("{} no heart-beat from the client for {} ms: closing", self->log_prefix(), 2 * receive_ms);
+      self->fail("heart-beat timeout", fmt::format("nothing received for {} ms", 2 * receive_ms));
+      co_return;
+    }
+    if (send_ms != 0 && self->queued_bytes() == 0 && now - self->last_write() >= milliseconds(send_ms) - tick) {
+      self->out().push_back('\n');
+      self->flush();
+    }
+  }
+}
+
+}  // namespace carrier::stomp

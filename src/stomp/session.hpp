@@ -1,0 +1,120 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/broker.hpp"
+#include "net/connection.hpp"
+#include "stomp/codec/decoder.hpp"
+#include "stomp/codec/frame.hpp"
+#include "stomp/options.hpp"
+
+namespace carrier::stomp {
+
+class Session;
+
+// The core's view of one STOMP subscription: deliveries hop to the session if it still exists.
+// Runs on: the session's shard.
+class SubscriptionConsumer : public core::Consumer {
+ public:
+  explicit SubscriptionConsumer(std::weak_ptr<Session> session) : session_(std::move(session)) {}
+  void deliver(core::ConsumerId id, std::vector<core::Delivery> batch) override;
+
+ private:
+  std::weak_ptr<Session> session_;
+};
+
+// One STOMP connection: decodes frames, turns them into Broker calls, and turns deliveries into
+// MESSAGE frames. Every ERROR frame is followed by closing the connection, as the spec requires.
+// Handlers for each frame kind live in handle_<frame>.cpp.
+// Runs on: its shard, only.
+class Session : public net::Connection {
+ public:
+  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options);
+  ~Session() override;
+
+  void shutdown() override;
+  void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
+
+ protected:
+  void on_data(std::string& buffer) override;
+  void on_write_started() override;
+  void on_write_done() override;
+  void on_closed() override;
+
+ private:
+  struct Pending {
+    std::uint64_t tag;
+    core::MessagePtr message;
+  };
+  struct Subscription {
+    std::string id;                 // the client's id
+    std::uint64_t number = 0;       // ours, in ack tokens
+    core::ConsumerId consumer;
+    core::AckMode ack_mode = core::AckMode::auto_ack;
+    std::map<std::uint64_t, core::MessagePtr> unacked;  // by tag: client-acked deliveries held
+    std::vector<std::uint64_t> staged_auto_acks;        // written to out(), not yet on the wire
+    std::vector<std::uint64_t> writing_auto_acks;       // in the write under way
+  };
+  struct PendingSend {
+    core::MessagePtr message;
+    std::string receipt;
+  };
+  struct Tx {
+    core::Transaction work;
+  };
+
+  void handle(codec::Frame& frame);
+  void handle_connect(codec::Frame& frame);
+  void handle_send(codec::Frame& frame);
+  void handle_subscribe(codec::Frame& frame);
+  void handle_unsubscribe(codec::Frame& frame);
+  void handle_ack(codec::Frame& frame, bool is_ack);
+  void handle_begin(codec::Frame& frame);
+  void handle_commit(codec::Frame& frame);
+  void handle_abort(codec::Frame& frame);
+  void handle_disconnect(codec::Frame& frame);
+
+  // SEND frames of one read are routed as one batch; any other frame flushes them first.
+  void flush_sends();
+  Result<core::MessagePtr> build_message(codec::Frame& frame);
+  // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
+  Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
+
+  void send_receipt(const std::string& receipt_id);
+  void maybe_receipt(const codec::Frame& frame);
+  // ERROR frame with `message` (and the same as body), then close.
+  void fail(std::string_view message, std::string_view detail = {}, const codec::Frame* cause = nullptr);
+  void encode(codec::Command command, const codec::Headers& headers, std::string_view body = {});
+  void start_heartbeats(std::uint32_t send_ms, std::uint32_t receive_ms);
+  static net::asio::awaitable<void> heartbeat_loop(std::shared_ptr<Session> self, std::uint32_t send_ms,
+                                                   std::uint32_t receive_ms);
+  Subscription* find_subscription(std::string_view id);
+  void release_subscriptions();
+  void complete_disconnect();
+
+  core::Broker& broker_;
+  Options options_;
+  codec::DecoderLimits limits_;
+  codec::Version version_ = codec::Version::v1_2;
+  bool connected_ = false;
+  std::string session_id_;
+  std::shared_ptr<SubscriptionConsumer> consumer_;
+  std::unordered_map<std::string, Subscription> subscriptions_;  // by client id
+  std::unordered_map<core::ConsumerId, std::string> by_consumer_;
+  std::uint64_t next_subscription_number_ = 1;
+  std::unordered_map<std::string, Tx> transactions_;
+  std::vector<PendingSend> sends_;
+  std::size_t sends_in_flight_ = 0;     // batches the store has not confirmed yet
+  std::string disconnect_receipt_;
+  bool disconnecting_ = false;
+  bool shutting_down_ = false;
+  std::size_t need_at_least_ = 0;
+  std::unique_ptr<net::asio::steady_timer> heartbeat_timer_;
+};
+
+}  // namespace carrier::stomp
