@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+
+// The journal's directory: naming and listing segment files, making directory changes
+// durable, and the lock that keeps a second process out. Runs on: whichever thread owns the
+// store at the time (start-up, then the writer thread); nothing here keeps state between calls
+// except JournalLock.
+namespace carrier::store::log {
+
+// data_dir/journal
+std::filesystem::path journal_dir(const std::filesystem::path& data_dir);
+
+// journal_dir/00000000000000000001.log: 20 digits, so names sort like ids.
+std::filesystem::path segment_path(const std::filesystem::path& journal_dir, std::uint64_t id);
+
+// The id in a segment file name, or nullopt for a name that is not a segment's.
+std::optional<std::uint64_t> parse_segment_name(const std::string& file_name);
+
+struct SegmentFile {
+  std::uint64_t id = 0;
+  std::filesystem::path path;
+  std::uint64_t size = 0;
+};
+
+// Every segment in the directory, ascending by id. Other files are ignored.
+Result<std::vector<SegmentFile>> list_segments(const std::filesystem::path& journal_dir);
+
+// fsync on the directory: makes a created, renamed or removed entry survive a crash.
+Status sync_directory(const std::filesystem::path& dir);
+
+// An exclusive flock() on journal_dir/LOCK for the store's lifetime: two brokers appending to
+// one journal would interleave frames. Released by release() or the destructor.
+class JournalLock {
+ public:
+  JournalLock() = default;
+  JournalLock(const JournalLock&) = delete;
+  JournalLock& operator=(const JournalLock&) = delete;
+  ~JournalLock() { release(); }
+
+  // Errc::unavailable if another process (or store in this process) holds it.
+  Status acquire(const std::filesystem::path& journal_dir);
+  void release();
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace carrier::store::log

@@ -1,0 +1,299 @@
+#include "store/log/log_store.hpp"
+
+#include <pthread.h>
+
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+#include "base/logging.hpp"
+#include "store/log/record_codec.hpp"
+
+namespace carrier::store::log {
+
+namespace {
+
+// Frames up to this size are copied into one buffer so a group of many small batches is a
+// handful of iovecs; bigger frames are written from where the shard encoded them.
+constexpr std::size_t kCoalesceBelowBytes = 16 << 10;
+
+}  // namespace
+
+LogStore::LogStore(Options options)
+    : options_(std::move(options)),
+      dir_(journal_dir(options_.data_dir)),
+      log_(logging::get("store")) {}
+
+LogStore::~LogStore() { close(); }
+
+Status LogStore::open() {
+  if (state_ != State::created) {
+    return unexpected(Errc::invalid_argument, "log store: open() called twice");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return unexpected(Errc::io_error, "cannot create " + dir_.string() + ": " + ec.message());
+  auto locked = lock_.acquire(dir_);
+  if (!locked) return locked;
+  state_ = State::opened;
+  return ok();
+}
+
+Status LogStore::recover(const std::function<void(RecoveredMessage)>& visit) {
+  if (state_ != State::opened) {
+    return unexpected(Errc::invalid_argument, "log store: recover() needs open() first, once");
+  }
+  const auto began = std::chrono::steady_clock::now();
+  auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, visit, *log_);
+  if (!recovered) return unexpected(std::move(recovered).error());
+  reclaimer_ = std::move(recovered->reclaimer);
+  next_segment_id_ = recovered->next_segment_id;
+  resume_segment_ = recovered->last_segment;
+  resume_size_ = recovered->last_segment_size;
+  report_ = recovered->report;
+  state_ = State::recovered;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - began).count();
+  log_->info("journal {}: recovered {} live messages from {} segments ({} batches) in {} ms",
+             dir_.string(), report_.live_messages, report_.segments_read, report_.batches, ms);
+  return ok();
+}
+
+void LogStore::start() {
+  if (state_ == State::opened) {
+    // Writing without knowing the journal would let the reclaimer delete a segment whose acks
+    // still cover older messages, so replay it even if nobody wants the messages.
+    log_->warn("journal {}: start() without recover(); replaying the journal anyway", dir_.string());
+    auto recovered = recover([](RecoveredMessage) {});
+    if (!recovered) {
+      log_->error("journal {}: {}; appends will fail", dir_.string(), recovered.error().to_string());
+      broken_ = recovered.error();
+    }
+  }
+  if (state_ != State::recovered && state_ != State::opened) return;
+  if (resume_segment_ && resume_size_ < options_.segment_bytes) {
+    auto reopened = SegmentWriter::reopen(dir_, *resume_segment_, resume_size_);
+    if (reopened) {
+      segment_ = std::move(*reopened);
+    } else {
+      log_->warn("journal: {}; starting a new segment", reopened.error().detail);
+    }
+  }
+  state_ = State::running;
+  writer_ = std::thread([this] { run(); });
+}
+
+void LogStore::append(Batch batch, DurableCallback on_durable) {
+  Pending p;
+  p.encoded = encode_batch(batch, p.frame);
+  p.batch = std::move(batch);
+  p.done = std::move(on_durable);
+  if (!queue_.push(p)) {
+    // No writer left to run it: the caller's thread reports it.
+    if (p.done) p.done(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
+  }
+}
+
+void LogStore::close() {
+  if (state_ == State::closed) return;
+  queue_.close();
+  if (writer_.joinable()) {
+    writer_.join();
+  } else {
+    // Never started: write what was queued from this thread if the journal is usable.
+    if (state_ == State::opened || state_ == State::recovered) {
+      start();
+      if (writer_.joinable()) writer_.join();
+    }
+    std::vector<Pending> rest;
+    while (queue_.try_take_all(rest)) {
+      for (Pending& p : rest) {
+        if (p.done) p.done(unexpected(Errc::shutting_down, "journal was never opened"));
+      }
+      rest.clear();
+    }
+  }
+  segment_.reset();
+  lock_.release();
+  state_ = State::closed;
+}
+
+LogStore::Stats LogStore::stats() const {
+  Stats s;
+  s.batches = batches_.load(std::memory_order_relaxed);
+  s.failed_batches = failed_batches_.load(std::memory_order_relaxed);
+  s.group_commits = group_commits_.load(std::memory_order_relaxed);
+  s.syncs = syncs_.load(std::memory_order_relaxed);
+  s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  s.segments_created = segments_created_.load(std::memory_order_relaxed);
+  s.segments_deleted = segments_deleted_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void LogStore::run() {
+  pthread_setname_np(pthread_self(), "carrier-journal");
+  reclaim();  // segments fully acked before the last shutdown
+  std::vector<Pending> group;
+  while (queue_.take_all(group)) {
+    commit(group);
+    group.clear();  // keeps the capacity for the next group
+  }
+}
+
+Status LogStore::ensure_segment() {
+  if (broken_) return unexpected(*broken_);
+  if (segment_) return ok();
+  auto created = SegmentWriter::create(dir_, next_segment_id_, options_.fsync);
+  if (!created) return unexpected(std::move(created).error());
+  segment_ = std::move(*created);
+  reclaimer_.add_segment(segment_->id());
+  ++next_segment_id_;
+  segments_created_.fetch_add(1, std::memory_order_relaxed);
+  log_->debug("journal: started segment {}", segment_->path().string());
+  return ok();
+}
+
+// Builds iov_ for group[from, to): consecutive small frames share one copy in coalesced_.
+void LogStore::gather(std::vector<Pending>& group, std::size_t from, std::size_t to) {
+  iov_.clear();
+  std::size_t small = 0;
+  for (std::size_t k = from; k < to; ++k) {
+    if (group[k].encoded && group[k].frame.size() < kCoalesceBelowBytes) small += group[k].frame.size();
+  }
+  coalesced_.clear();
+  coalesced_.reserve(small);  // no reallocation below: iovecs point into it
+  bool last_was_small = false;
+  for (std::size_t k = from; k < to; ++k) {
+    const std::string& frame = group[k].frame;
+    if (!group[k].encoded || frame.empty()) continue;
+    if (frame.size() < kCoalesceBelowBytes) {
+      char* at = coalesced_.data() + coalesced_.size();
+      coalesced_.append(frame);
+      if (last_was_small) {
+        iov_.back().iov_len += frame.size();
+      } else {
+        iov_.push_back(iovec{at, frame.size()});
+      }
+      last_was_small = true;
+    } else {
+      iov_.push_back(iovec{const_cast<char*>(frame.data()), frame.size()});
+      last_was_small = false;
+    }
+  }
+}
+
+void LogStore::commit(std::vector<Pending>& group) {
+  const std::size_t n = group.size();
+  group_commits_.fetch_add(1, std::memory_order_relaxed);
+  written_to_.assign(n, 0);
+
+  // Write in chunks, one per segment the group touches (usually one). A chunk is written and
+  // synced before the segment rolls, so each batch reported durable is synced, and a failure
+  // stops the group: later batches are not written, because reporting a batch durable after
+  // an earlier one failed would reorder what the producer sees.
+  std::optional<Error> failure;
+  std::size_t i = 0;
+  while (i < n) {
+    if (auto ready = ensure_segment(); !ready) {
+      failure = ready.error();
+      break;
+    }
+    const std::uint64_t chunk_start = segment_->size();
+    std::uint64_t bytes = 0;
+    std::size_t j = i;
+    for (; j < n; ++j) {
+      if (!group[j].encoded) continue;
+      const std::uint64_t at = chunk_start + bytes;
+      const std::uint64_t len = group[j].frame.size();
+      // A frame bigger than a whole segment still goes in, alone in a fresh one.
+      if (at > kSegmentHeaderBytes && at + len > options_.segment_bytes) break;
+      bytes += len;
+      written_to_[j] = segment_->id();
+    }
+    Status written = ok();
+    if (bytes > 0) {
+      gather(group, i, j);
+      written = segment_->append(iov_);
+      if (written && options_.fsync) {
+        syncs_.fetch_add(1, std::memory_order_relaxed);
+        written = segment_->sync(chunk_start);
+      }
+    }
+    if (!written) {
+      for (std::size_t k = i; k < j; ++k) written_to_[k] = 0;
+      failure = written.error();
+      if (segment_->broken()) {
+        broken_ = Error(Errc::io_error, "journal needs a restart: " + written.error().detail);
+        log_->error("journal: {}", broken_->detail);
+        segment_.reset();
+      }
+      break;
+    }
+    bytes_written_.fetch_add(bytes, std::memory_order_relaxed);
+    i = j;
+    if (j < n) {
+      segment_.reset();  // full: the next chunk starts the next segment
+    }
+  }
+  if (failure) log_->warn("journal: group commit failed: {}", failure->detail);
+
+  for (std::size_t k = 0; k < n; ++k) {
+    if (written_to_[k] != 0) reclaimer_.apply(written_to_[k], group[k].batch);
+  }
+  std::uint64_t failed = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    Pending& p = group[k];
+    Status outcome = ok();
+    if (!p.encoded) {
+      outcome = p.encoded;
+    } else if (written_to_[k] == 0) {
+      CARRIER_ASSERT(failure.has_value(), "batch {} of {} neither written nor failed", k, n);
+      outcome = unexpected(*failure);
+    }
+    if (!outcome) ++failed;
+    if (p.done) p.done(std::move(outcome));
+  }
+  batches_.fetch_add(n, std::memory_order_relaxed);
+  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
+  reclaim();
+}
+
+void LogStore::reclaim() {
+  if (!reclaimer_.changed()) return;
+  const std::uint64_t active = segment_ ? segment_->id() : 0;
+  for (;;) {
+    reclaimer_.clear_changed();
+    std::vector<std::uint64_t> round;
+    for (std::uint64_t id : reclaimer_.deletable(active)) {
+      if (undeletable_.count(id) == 0) round.push_back(id);
+    }
+    if (round.empty()) return;
+    bool removed_any = false;
+    for (std::uint64_t id : round) {
+      const auto path = segment_path(dir_, id);
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      if (ec) {
+        log_->error("journal: cannot delete fully acked segment {}: {}; it stays", path.string(),
+                    ec.message());
+        undeletable_.insert(id);
+        continue;
+      }
+      log_->debug("journal: deleted fully acked segment {}", path.string());
+      reclaimer_.forget(id);
+      removed_any = true;
+      segments_deleted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Segments freed by this round may depend on it: the removals must be durable before any
+    // of theirs, or a crash could keep a message segment and lose the acks that cover it.
+    if (removed_any && options_.fsync) {
+      if (auto synced = sync_directory(dir_); !synced) {
+        log_->error("journal: {}; deferring further deletions", synced.error().detail);
+        return;  // changed() stays set: retried after the next group commit
+      }
+    }
+    if (!removed_any) return;
+  }
+}
+
+}  // namespace carrier::store::log

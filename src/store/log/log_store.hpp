@@ -1,0 +1,106 @@
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "store/commit_queue.hpp"
+#include "store/log/journal_directory.hpp"
+#include "store/log/reclaimer.hpp"
+#include "store/log/recovery.hpp"
+#include "store/log/segment_writer.hpp"
+#include "store/store.hpp"
+
+namespace carrier::store::log {
+
+// The embedded default backend: a segmented, checksummed, append-only journal under
+// data_dir/journal with group commit (docs/storage.md).
+//
+// Threads. open/recover/start/close run on the broker's start-up/shutdown thread. append()
+// runs on any shard: it encodes the batch into a self-contained frame right there (so the
+// serialisation and checksum work is spread over the shards) and queues it. One writer thread
+// takes everything queued at once, writes it with as few pwritev calls as possible, fdatasyncs
+// once, and then runs the callbacks in append order; it alone touches the segment files and
+// the reclaimer after start().
+//
+// Lock: queue_'s internal mutex, held only to push or to swap the queue out; never held while
+// writing or running callbacks.
+class LogStore final : public Store {
+ public:
+  // Counters for benchmarks and tests; read from any thread.
+  struct Stats {
+    std::uint64_t batches = 0;        // reported through a callback, whatever the outcome
+    std::uint64_t failed_batches = 0;
+    std::uint64_t group_commits = 0;  // times the writer woke with work
+    std::uint64_t syncs = 0;          // fdatasync calls on segments
+    std::uint64_t bytes_written = 0;
+    std::uint64_t segments_created = 0;
+    std::uint64_t segments_deleted = 0;
+  };
+
+  explicit LogStore(Options options);
+  ~LogStore() override;
+
+  Status open() override;
+  Status recover(const std::function<void(RecoveredMessage)>& visit) override;
+  void start() override;
+  void append(Batch batch, DurableCallback on_durable) override;
+  void close() override;
+
+  Stats stats() const;
+  // What the last recover() found (torn bytes cut, batches skipped...).
+  const RecoveryReport& recovery_report() const { return report_; }
+
+ private:
+  struct Pending {
+    Batch batch;        // kept until its callback: the reclaimer needs its keys
+    std::string frame;  // encoded on the appending thread
+    Status encoded;     // an encoding error is reported in order, like any other outcome
+    DurableCallback done;
+  };
+
+  enum class State { created, opened, recovered, running, closed };
+
+  // Writer thread.
+  void run();
+  void commit(std::vector<Pending>& group);
+  Status ensure_segment();
+  void reclaim();
+  void gather(std::vector<Pending>& group, std::size_t from, std::size_t to);
+
+  const Options options_;
+  const std::filesystem::path dir_;
+  const std::shared_ptr<spdlog::logger> log_;
+  JournalLock lock_;
+  State state_ = State::created;
+  RecoveryReport report_;
+
+  CommitQueue<Pending> queue_;
+  std::thread writer_;
+
+  // Owned by the writer thread once it runs (before that, by the start-up thread).
+  SegmentReclaimer reclaimer_;
+  std::unique_ptr<SegmentWriter> segment_;
+  std::uint64_t next_segment_id_ = 1;
+  std::optional<std::uint64_t> resume_segment_;  // recovered last segment to append to
+  std::uint64_t resume_size_ = 0;
+  std::optional<Error> broken_;  // set when a failed write could not be undone
+  std::set<std::uint64_t> undeletable_;  // segments whose unlink failed; not retried
+  std::vector<std::uint64_t> written_to_;  // per batch of the group: its segment, 0 = not written
+  std::vector<iovec> iov_;
+  std::string coalesced_;  // small frames copied together so one iovec carries many
+
+  std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, group_commits_{0}, syncs_{0},
+      bytes_written_{0}, segments_created_{0}, segments_deleted_{0};
+};
+
+}  // namespace carrier::store::log
