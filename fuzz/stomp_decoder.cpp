@@ -5,6 +5,7 @@
 // socket reader accumulating a buffer would), and the two must agree. Every decoded frame is then
 // encoded and decoded again and must come back equal. Any disagreement aborts.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -42,9 +43,10 @@ struct Decoded {
   std::size_t leftover = 0;
 };
 
-// Appends each read to a buffer and decodes until no progress, skipping decode calls while the
-// buffer is shorter than need_at_least: if that hint ever overshot, frames would go missing and
-// the whole-vs-split comparison would catch it.
+// Appends each read to a buffer and decodes until no progress, as a session's reader does,
+// skipping decode calls while the buffer is shorter than need_at_least. That hint must never
+// overshoot: each time one is given, the buffer is extended with the stream's next bytes up to
+// one short of it, and decoding that must still make no progress.
 Decoded read_stream(std::string_view stream, const std::vector<std::size_t>& read_ends,
                     Version version) {
   Decoded out;
@@ -66,6 +68,12 @@ Decoded read_stream(std::string_view stream, const std::vector<std::size_t>& rea
       if (!step->frame) {
         FUZZ_CHECK(step->need_at_least > buffer.size());
         need = step->need_at_least;
+        const std::size_t more = std::min(need - 1 - buffer.size(), stream.size() - from);
+        if (more > 0) {
+          const std::string probe = buffer + std::string(stream.substr(from, more));
+          auto early = decode(probe, version, kLimits);
+          FUZZ_CHECK(early.has_value() && !early->frame && early->consumed == 0);
+        }
         break;
       }
       FUZZ_CHECK(step->consumed > 0);
