@@ -1,0 +1,446 @@
+#include "config/config.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace carrier::config {
+namespace {
+
+constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+// Follows store::make_store: a new backend adds its name here and in docs/configuration.md.
+constexpr std::string_view kStoreKinds[] = {"log", "memory"};
+constexpr std::string_view kRecoveryModes[] = {"strict", "skip-corrupt"};
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kUint32Max = std::numeric_limits<std::uint32_t>::max();
+constexpr std::int64_t kUnsignedMax = std::numeric_limits<unsigned>::max();
+
+// Anything echoed back from the input is shown escaped and cut short: error details end up in
+// logs and terminals, and the fuzz target feeds arbitrary bytes.
+constexpr std::size_t kMaxEcho = 64;
+
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i == kMaxEcho) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02x}", c);
+        } else {
+          out += static_cast<char>(c);  // UTF-8 passes through: toml++ has validated it
+        }
+    }
+  }
+  return out;
+}
+
+// For text that is already readable (toml++'s messages): only control bytes are escaped.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string in_quotes(std::string_view text) { return "\"" + escaped(text) + "\""; }
+
+std::string join(std::span<const std::string_view> names, std::string_view last_sep) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? last_sep : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+bool is_one_of(std::string_view text, std::span<const std::string_view> names) {
+  return std::find(names.begin(), names.end(), text) != names.end();
+}
+
+store::RecoveryMode recovery_mode(std::string_view name) {
+  return name == "skip-corrupt" ? store::RecoveryMode::skip_corrupt : store::RecoveryMode::strict;
+}
+
+// ---- listen addresses ------------------------------------------------------------------------
+
+constexpr std::string_view kNotListen = "expected HOST:PORT or off";
+
+// The reason `text` is not "HOST:PORT" or "off", or empty when it is one (then `out` is set).
+// ListenerOptions::host is always a numeric address ("localhost" becomes 127.0.0.1), so the
+// listener can bind it without a resolver.
+std::string listen_problem(std::string_view text, net::ListenerOptions& out) {
+  if (text == "off") {
+    out.enabled = false;
+    return {};
+  }
+  std::string host;
+  std::string_view port_text;
+  if (text.starts_with('[')) {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return "an IPv6 host is written [ADDRESS]:PORT";
+    }
+    host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+    in6_addr addr6{};
+    if (inet_pton(AF_INET6, host.c_str(), &addr6) != 1) return "not an IPv6 address in brackets";
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::string(kNotListen);
+    host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+    if (host.find(':') != std::string::npos) return "an IPv6 host goes in brackets, as in [::1]:61613";
+    if (host.empty()) return std::string(kNotListen);
+    if (host == "localhost") {
+      host = "127.0.0.1";
+    } else {
+      in_addr addr4{};
+      if (inet_pton(AF_INET, host.c_str(), &addr4) != 1) {
+        return "the host must be an IPv4 address, localhost or a bracketed IPv6 address";
+      }
+    }
+  }
+  std::uint32_t port = 0;
+  const auto* end = port_text.data() + port_text.size();
+  const auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
+  if (port_text.empty() || ec != std::errc() || ptr != end || port > 65535) {
+    return "the port must be 1 to 65535, or 0 for any free port";
+  }
+  out.enabled = true;
+  out.host = std::move(host);
+  out.port = static_cast<std::uint16_t>(port);
+  return {};
+}
+
+// ---- the TOML document -------------------------------------------------------------------------
+
+// Renders a TOML value for "got ..." in an error.
+std::string describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return in_quotes(node.as_string()->get());
+    case toml::node_type::integer: return std::to_string(node.as_integer()->get());
+    case toml::node_type::boolean: return node.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::none: return "nothing";
+    case toml::node_type::floating_point:
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: {
+      std::ostringstream out;
+      node.visit([&out](const auto& value) { out << value; });
+      return escaped(out.str());
+    }
+  }
+  return "a value";
+}
+
+std::string where(std::string_view source_name, const toml::source_region& region) {
+  if (region.begin.line == 0) return fmt::format(" in {}", source_name);
+  return fmt::format(" in {}:{}:{}", source_name, region.begin.line, region.begin.column);
+}
+
+// One value of the document: its dotted key ("stomp.max_frame_bytes") and where it was read.
+struct Field {
+  std::string_view source_name;
+  std::string key;
+  const toml::node& node;
+
+  // "'shards' must be a positive integer, got "x" in carrier.toml:2:10"
+  Unexpected must_be(std::string_view what) const {
+    return unexpected(Errc::invalid_argument,
+                      fmt::format("'{}' must be {}, got {}{}", escaped(key), what, describe(node),
+                                  where(source_name, node.source())));
+  }
+};
+
+// `max` is the largest value the Options field holds; past it the message says so.
+Result<std::int64_t> read_integer(const Field& f, std::int64_t min, std::int64_t max) {
+  const auto* value = f.node.as_integer();
+  if (value == nullptr || value->get() < min) {
+    if (min == 0) return f.must_be("a non-negative integer");
+    if (min == 1) return f.must_be("a positive integer");
+    return f.must_be(fmt::format("an integer >= {}", min));
+  }
+  if (value->get() > max) return f.must_be(fmt::format("at most {}", max));
+  return value->get();
+}
+
+Result<bool> read_bool(const Field& f) {
+  const auto* value = f.node.as_boolean();
+  if (value == nullptr) return f.must_be("true or false");
+  return value->get();
+}
+
+Result<std::string> read_string(const Field& f) {
+  const auto* value = f.node.as_string();
+  if (value == nullptr || value->get().empty()) return f.must_be("a non-empty string");
+  return value->get();
+}
+
+Result<std::string> read_name(const Field& f, std::span<const std::string_view> names) {
+  const auto* value = f.node.as_string();
+  if (value == nullptr || !is_one_of(value->get(), names)) {
+    return f.must_be(names.size() > 2 ? "one of " + join(names, ", ") : join(names, " or "));
+  }
+  return value->get();
+}
+
+// Stores a read value into `target`, or passes the error on.
+template <class T, class Target>
+Status assign(Result<T> read, Target& target) {
+  if (!read) return unexpected(std::move(read).error());
+  target = static_cast<Target>(*read);
+  return ok();
+}
+
+using Apply = Status (*)(const Field&, Config&);
+
+struct Key {
+  std::string_view name;
+  Apply apply;
+};
+
+Status apply_table(const Field& f, Config& config, std::span<const Key> keys);
+
+constexpr Key kStompKeys[] = {
+    {"listen",
+     [](const Field& f, Config& c) -> Status {
+       const auto* text = f.node.as_string();
+       if (text == nullptr) return f.must_be("\"HOST:PORT\" or \"off\"");
+       net::ListenerOptions parsed = c.stomp_listener;
+       if (auto problem = listen_problem(text->get(), parsed); !problem.empty()) {
+         if (problem == kNotListen) return f.must_be("\"HOST:PORT\" or \"off\"");
+         return f.must_be("\"HOST:PORT\" or \"off\" (" + problem + ")");
+       }
+       c.stomp_listener = std::move(parsed);
+       return ok();
+     }},
+    {"max_frame_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_frame_bytes); }},
+    {"max_headers",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_headers); }},
+    {"heartbeat_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
+};
+
+constexpr Key kCoreKeys[] = {
+    {"auto_create", [](const Field& f, Config& c) { return assign(read_bool(f), c.core.auto_create); }},
+    {"queues",
+     [](const Field& f, Config& c) -> Status {
+       const auto* array = f.node.as_array();
+       if (array == nullptr) return f.must_be("an array of queue names");
+       std::vector<std::string> queues;
+       for (std::size_t i = 0; i < array->size(); ++i) {
+         auto name = read_string(Field{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)});
+         if (!name) return unexpected(std::move(name).error());
+         queues.push_back(std::move(*name));
+       }
+       c.core.queues = std::move(queues);
+       return ok();
+     }},
+    {"prefetch_auto",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.core.prefetch_auto); }},
+    {"prefetch_client",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.core.prefetch_client); }},
+};
+
+constexpr Key kJournalKeys[] = {
+    {"segment_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 4096, kInt64Max), c.store.segment_bytes); }},
+    {"fsync", [](const Field& f, Config& c) { return assign(read_bool(f), c.store.fsync); }},
+    {"recovery",
+     [](const Field& f, Config& c) -> Status {
+       auto name = read_name(f, kRecoveryModes);
+       if (!name) return unexpected(std::move(name).error());
+       c.store.recovery = recovery_mode(*name);
+       return ok();
+     }},
+};
+
+constexpr Key kTopKeys[] = {
+    {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
+    {"shards",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUnsignedMax), c.net.shards); }},
+    {"data_dir",
+     [](const Field& f, Config& c) -> Status {
+       auto dir = read_string(f);
+       if (!dir) return unexpected(std::move(dir).error());
+       c.store.data_dir = std::move(*dir);
+       return ok();
+     }},
+    {"store", [](const Field& f, Config& c) { return assign(read_name(f, kStoreKinds), c.store.kind); }},
+    {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kStompKeys); }},
+    {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
+    {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
+};
+
+// Applies every entry of the table at `f` in document order, so the first problem reported is
+// the first one in the file.
+Status apply_entries(std::string_view source_name, std::string_view prefix, const toml::table& table,
+                     std::span<const Key> keys, Config& config) {
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (auto&& [key, node] : table) entries.emplace_back(&key, &node);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.first->source().begin;
+    const auto& pb = b.first->source().begin;
+    return std::pair(pa.line, pa.column) < std::pair(pb.line, pb.column);
+  });
+  for (const auto& entry : entries) {  // no structured binding: clang 14 cannot capture one
+    const toml::key* key = entry.first;
+    const toml::node* node = entry.second;
+    std::string dotted = prefix.empty() ? std::string(key->str()) : fmt::format("{}.{}", prefix, key->str());
+    const auto spec = std::find_if(keys.begin(), keys.end(),
+                                   [&](const Key& k) { return k.name == key->str(); });
+    if (spec == keys.end()) {
+      return unexpected(Errc::invalid_argument, fmt::format("unknown key '{}'{}", escaped(dotted),
+                                                            where(source_name, key->source())));
+    }
+    if (auto applied = spec->apply(Field{source_name, std::move(dotted), *node}, config); !applied) {
+      return applied;
+    }
+  }
+  return ok();
+}
+
+Status apply_table(const Field& f, Config& config, std::span<const Key> keys) {
+  const auto* table = f.node.as_table();
+  if (table == nullptr) return f.must_be("a table");
+  return apply_entries(f.source_name, f.key, *table, keys, config);
+}
+
+Status apply_toml(std::string_view text, std::string_view source_name, Config& config) {
+  toml::table document;
+  try {
+    document = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    return unexpected(Errc::invalid_argument,
+                      fmt::format("{}{}", printable(e.description()), where(source_name, e.source())));
+  }
+  return apply_entries(source_name, "", document, kTopKeys, config);
+}
+
+// ---- files and flags ---------------------------------------------------------------------------
+
+Result<std::string> read_file(const std::filesystem::path& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) {
+    const int err = errno;
+    return unexpected(err == ENOENT ? Errc::not_found : Errc::io_error,
+                      fmt::format("cannot read config file {}: {}", path.string(), std::strerror(err)));
+  }
+  std::string text;
+  char buffer[8192];
+  while (true) {
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
+    text.append(buffer, n);
+    if (n < sizeof buffer) break;
+  }
+  if (std::ferror(file.get())) {
+    const int err = errno;
+    return unexpected(Errc::io_error,
+                      fmt::format("cannot read config file {}: {}", path.string(), std::strerror(err)));
+  }
+  return text;
+}
+
+Unexpected bad_flag(std::string_view flag, std::string_view expected, std::string_view got) {
+  return unexpected(Errc::invalid_argument, fmt::format("{}: expected {}, got {}", flag, expected, in_quotes(got)));
+}
+
+Status apply_flags(const Flags& flags, Config& config) {
+  if (flags.stomp) {
+    if (auto s = parse_listen(*flags.stomp, "--stomp", config.stomp_listener); !s) return s;
+  }
+  if (flags.data_dir) {
+    if (flags.data_dir->empty()) return bad_flag("--data-dir", "a directory", *flags.data_dir);
+    config.store.data_dir = *flags.data_dir;
+  }
+  if (flags.store) {
+    if (!is_one_of(*flags.store, kStoreKinds)) return bad_flag("--store", join(kStoreKinds, " or "), *flags.store);
+    config.store.kind = *flags.store;
+  }
+  if (flags.shards) {
+    if (*flags.shards < 1) return bad_flag("--shards", "a positive integer", std::to_string(*flags.shards));
+    config.net.shards = *flags.shards;
+  }
+  if (flags.log_level) {
+    if (!is_one_of(*flags.log_level, kLogLevels)) {
+      return bad_flag("--log-level", "one of " + join(kLogLevels, ", "), *flags.log_level);
+    }
+    config.log_level = *flags.log_level;
+  }
+  if (flags.recover) {
+    if (!is_one_of(*flags.recover, kRecoveryModes)) {
+      return bad_flag("--recover", join(kRecoveryModes, " or "), *flags.recover);
+    }
+    config.store.recovery = recovery_mode(*flags.recover);
+  }
+  return ok();
+}
+
+}  // namespace
+
+Status parse_listen(std::string_view text, std::string_view key, net::ListenerOptions& out) {
+  net::ListenerOptions parsed = out;
+  if (auto problem = listen_problem(text, parsed); !problem.empty()) {
+    if (problem == kNotListen) return bad_flag(key, "HOST:PORT or off", text);
+    return unexpected(Errc::invalid_argument,
+                      fmt::format("{}: expected HOST:PORT or off ({}), got {}", key, problem, in_quotes(text)));
+  }
+  out = std::move(parsed);
+  return ok();
+}
+
+Result<Config> parse_toml(std::string_view text, std::string_view source_name) {
+  Config config;
+  if (auto applied = apply_toml(text, source_name, config); !applied) return unexpected(applied.error());
+  return config;
+}
+
+Result<Config> load(const Flags& flags) {
+  Config config;
+  if (flags.config_file) {
+    auto text = read_file(*flags.config_file);
+    if (!text) return unexpected(std::move(text).error());
+    if (auto applied = apply_toml(*text, flags.config_file->string(), config); !applied) {
+      return unexpected(applied.error());
+    }
+  }
+  if (auto applied = apply_flags(flags, config); !applied) return unexpected(applied.error());
+  return config;
+}
+
+}  // namespace carrier::config

@@ -1,0 +1,470 @@
+#include "config/config.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+namespace carrier::config {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr std::string_view kFile = "carrier.toml";
+
+// The detail of the error parse_toml returns for `text`; fails the test if it parsed.
+std::string toml_error(std::string_view text) {
+  auto parsed = parse_toml(text, kFile);
+  if (parsed) {
+    ADD_FAILURE() << "parsed, expected an error:\n" << text;
+    return {};
+  }
+  EXPECT_EQ(parsed.error().code, Errc::invalid_argument) << parsed.error().to_string();
+  return parsed.error().detail;
+}
+
+Config parse_ok(std::string_view text) {
+  auto parsed = parse_toml(text, kFile);
+  if (!parsed) {
+    ADD_FAILURE() << parsed.error().to_string() << "\nfor:\n" << text;
+    return {};
+  }
+  return *parsed;
+}
+
+// A config file in a fresh temporary directory, removed with the object.
+class TempFile {
+ public:
+  explicit TempFile(std::string_view text) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("carrier-config-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(path()) << text;
+  }
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  std::filesystem::path path() const { return dir_ / "carrier.toml"; }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+};
+
+void expect_defaults(const Config& c) {
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.net.shards, 0u);
+  EXPECT_TRUE(c.stomp_listener.enabled);
+  EXPECT_EQ(c.stomp_listener.host, "127.0.0.1");
+  EXPECT_EQ(c.stomp_listener.port, 61613);
+  EXPECT_EQ(c.stomp.max_frame_bytes, 16u << 20);
+  EXPECT_EQ(c.stomp.max_headers, 1000u);
+  EXPECT_EQ(c.stomp.heartbeat_ms, 10000u);
+  EXPECT_TRUE(c.core.auto_create);
+  EXPECT_TRUE(c.core.queues.empty());
+  EXPECT_EQ(c.core.prefetch_auto, 1000u);
+  EXPECT_EQ(c.core.prefetch_client, 100u);
+  EXPECT_EQ(c.store.kind, "log");
+  EXPECT_EQ(c.store.data_dir, "carrier-data");
+  EXPECT_EQ(c.store.segment_bytes, 64ull << 20);
+  EXPECT_TRUE(c.store.fsync);
+  EXPECT_EQ(c.store.recovery, store::RecoveryMode::strict);
+}
+
+// ---- defaults and every key -----------------------------------------------------------------
+
+TEST(ConfigDefaults, EmptyDocumentGivesDefaults) { expect_defaults(parse_ok("")); }
+
+TEST(ConfigDefaults, CommentsOnlyGiveDefaults) { expect_defaults(parse_ok("# nothing here\n\n")); }
+
+TEST(ConfigDefaults, LoadWithoutFileOrFlagsGivesDefaults) {
+  auto loaded = load(Flags{});
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  expect_defaults(*loaded);
+}
+
+TEST(ConfigDefaults, EmptyTablesGiveDefaults) { expect_defaults(parse_ok("[stomp]\n[core]\n[journal]\n")); }
+
+TEST(ConfigParse, EveryKey) {
+  const Config c = parse_ok(R"(
+log_level = "debug"
+shards = 3
+data_dir = "/var/lib/carrier"
+store = "memory"
+
+[stomp]
+listen = "0.0.0.0:1234"
+max_frame_bytes = 1024
+max_headers = 7
+heartbeat_ms = 0
+
+[core]
+auto_create = false
+queues = ["orders", "orders.eu"]
+prefetch_auto = 5
+prefetch_client = 1
+
+[journal]
+segment_bytes = 4096
+fsync = false
+recovery = "skip-corrupt"
+)");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.net.shards, 3u);
+  EXPECT_EQ(c.store.data_dir, "/var/lib/carrier");
+  EXPECT_EQ(c.store.kind, "memory");
+  EXPECT_TRUE(c.stomp_listener.enabled);
+  EXPECT_EQ(c.stomp_listener.host, "0.0.0.0");
+  EXPECT_EQ(c.stomp_listener.port, 1234);
+  EXPECT_EQ(c.stomp.max_frame_bytes, 1024u);
+  EXPECT_EQ(c.stomp.max_headers, 7u);
+  EXPECT_EQ(c.stomp.heartbeat_ms, 0u);
+  EXPECT_FALSE(c.core.auto_create);
+  EXPECT_EQ(c.core.queues, (std::vector<std::string>{"orders", "orders.eu"}));
+  EXPECT_EQ(c.core.prefetch_auto, 5u);
+  EXPECT_EQ(c.core.prefetch_client, 1u);
+  EXPECT_EQ(c.store.segment_bytes, 4096u);
+  EXPECT_FALSE(c.store.fsync);
+  EXPECT_EQ(c.store.recovery, store::RecoveryMode::skip_corrupt);
+}
+
+TEST(ConfigParse, EveryLogLevelAndStoreKind) {
+  for (const char* level : {"trace", "debug", "info", "warn", "error", "off"}) {
+    EXPECT_EQ(parse_ok(std::string("log_level = \"") + level + "\"").log_level, level);
+  }
+  EXPECT_EQ(parse_ok("store = \"log\"").store.kind, "log");
+  EXPECT_EQ(parse_ok("[journal]\nrecovery = \"strict\"").store.recovery, store::RecoveryMode::strict);
+}
+
+TEST(ConfigParse, DottedKeysAndInlineTablesAreTables) {
+  const Config c = parse_ok("stomp.listen = \"off\"\ncore = { auto_create = false, queues = [] }\n");
+  EXPECT_FALSE(c.stomp_listener.enabled);
+  EXPECT_FALSE(c.core.auto_create);
+  EXPECT_TRUE(c.core.queues.empty());
+}
+
+TEST(ConfigParse, ListenOffKeepsTheRestOfTheDefaults) {
+  const Config c = parse_ok("[stomp]\nlisten = \"off\"\n");
+  EXPECT_FALSE(c.stomp_listener.enabled);
+  EXPECT_EQ(c.stomp.max_frame_bytes, 16u << 20);
+}
+
+TEST(ConfigParse, LargestValuesFit) {
+  const Config c = parse_ok("shards = 4294967295\n[stomp]\nheartbeat_ms = 4294967295\n"
+                            "[journal]\nsegment_bytes = 9223372036854775807\n");
+  EXPECT_EQ(c.net.shards, 4294967295u);
+  EXPECT_EQ(c.stomp.heartbeat_ms, 4294967295u);
+  EXPECT_EQ(c.store.segment_bytes, 9223372036854775807ull);
+}
+
+// ---- unknown keys ---------------------------------------------------------------------------
+
+TEST(ConfigUnknownKey, AtTopLevelIsNamedWithItsLine) {
+  EXPECT_EQ(toml_error("shards = 2\nshard = 2\n"), "unknown key 'shard' in carrier.toml:2:1");
+}
+
+TEST(ConfigUnknownKey, InsideATableIsNamedWithItsTable) {
+  EXPECT_EQ(toml_error("[stomp]\nmax_frame_byte = 1024\n"),
+            "unknown key 'stomp.max_frame_byte' in carrier.toml:2:1");
+  EXPECT_THAT(toml_error("[core]\nqueue = [\"a\"]\n"), StartsWith("unknown key 'core.queue' in carrier.toml"));
+  EXPECT_THAT(toml_error("[journal]\nsync = true\n"), StartsWith("unknown key 'journal.sync' in carrier.toml"));
+}
+
+TEST(ConfigUnknownKey, UnknownTableAndNestedTable) {
+  EXPECT_THAT(toml_error("[mqtt]\nlisten = \"off\"\n"), StartsWith("unknown key 'mqtt' in carrier.toml:1:"));
+  EXPECT_THAT(toml_error("[stomp.tls]\ncert = \"x\"\n"), StartsWith("unknown key 'stomp.tls' in carrier.toml"));
+  EXPECT_THAT(toml_error("journal.fsync.now = true\n"), HasSubstr("'journal.fsync' must be true or false"));
+}
+
+TEST(ConfigUnknownKey, KeysAreCaseSensitive) {
+  EXPECT_THAT(toml_error("Shards = 2\n"), StartsWith("unknown key 'Shards'"));
+}
+
+TEST(ConfigUnknownKey, ControlCharactersInAKeyAreEscaped) {
+  EXPECT_THAT(toml_error("\"a\\u0001b\" = 1\n"), StartsWith("unknown key 'a\\x01b'"));
+}
+
+TEST(ConfigUnknownKey, FirstProblemInDocumentOrderIsReported) {
+  // toml++ keeps a table's keys sorted; the error still names the first line.
+  EXPECT_THAT(toml_error("zzz = 1\naaa = 1\n"), StartsWith("unknown key 'zzz'"));
+}
+
+// ---- wrong types ----------------------------------------------------------------------------
+
+TEST(ConfigWrongType, NamesTheKeyTheValueAndTheLine) {
+  EXPECT_EQ(toml_error("shards = \"x\""), "'shards' must be a positive integer, got \"x\" in carrier.toml:1:10");
+  EXPECT_THAT(toml_error("shards = 1.5"), StartsWith("'shards' must be a positive integer, got 1.5"));
+  EXPECT_THAT(toml_error("log_level = 3"), StartsWith("'log_level' must be one of trace, debug, info, warn, "
+                                                      "error, off, got 3"));
+  EXPECT_THAT(toml_error("data_dir = true"), StartsWith("'data_dir' must be a non-empty string, got true"));
+  EXPECT_THAT(toml_error("store = [\"log\"]"), StartsWith("'store' must be log or memory, got an array"));
+  EXPECT_THAT(toml_error("stomp = 5"), StartsWith("'stomp' must be a table, got 5"));
+  EXPECT_THAT(toml_error("[[core]]\n"), StartsWith("'core' must be a table, got an array"));
+  EXPECT_THAT(toml_error("[stomp]\nlisten = 61613"), StartsWith("'stomp.listen' must be \"HOST:PORT\" or \"off\", got 61613"));
+  EXPECT_THAT(toml_error("[stomp]\nheartbeat_ms = \"10s\""),
+              StartsWith("'stomp.heartbeat_ms' must be a non-negative integer, got \"10s\""));
+  EXPECT_THAT(toml_error("[core]\nauto_create = \"yes\""),
+              StartsWith("'core.auto_create' must be true or false, got \"yes\" in carrier.toml:2:15"));
+  EXPECT_THAT(toml_error("[core]\nqueues = \"a\""), StartsWith("'core.queues' must be an array of queue names, got \"a\""));
+  EXPECT_THAT(toml_error("[core]\nqueues = [\"a\", 3]"), StartsWith("'core.queues[1]' must be a non-empty string, got 3"));
+  EXPECT_THAT(toml_error("[core]\nqueues = [\"a\", \"\"]"), StartsWith("'core.queues[1]' must be a non-empty string, got \"\""));
+  EXPECT_THAT(toml_error("[journal]\nfsync = 1"), StartsWith("'journal.fsync' must be true or false, got 1"));
+  EXPECT_THAT(toml_error("[journal]\nsegment_bytes = 1979-05-27"),
+              StartsWith("'journal.segment_bytes' must be an integer >= 4096, got 1979-05-27"));
+}
+
+TEST(ConfigWrongType, LongValuesAreCutShort) {
+  const std::string detail = toml_error("log_level = \"" + std::string(1000, 'v') + "\"");
+  EXPECT_THAT(detail, HasSubstr("vvv...\""));
+  EXPECT_LT(detail.size(), 200u);
+}
+
+// ---- out of range ---------------------------------------------------------------------------
+
+TEST(ConfigOutOfRange, LimitsAreNamed) {
+  EXPECT_THAT(toml_error("shards = 0"), StartsWith("'shards' must be a positive integer, got 0"));
+  EXPECT_THAT(toml_error("shards = -1"), StartsWith("'shards' must be a positive integer, got -1"));
+  EXPECT_THAT(toml_error("shards = 4294967296"), StartsWith("'shards' must be at most 4294967295, got 4294967296"));
+  EXPECT_THAT(toml_error("data_dir = \"\""), StartsWith("'data_dir' must be a non-empty string, got \"\""));
+  EXPECT_THAT(toml_error("[stomp]\nmax_frame_bytes = 1023"),
+              StartsWith("'stomp.max_frame_bytes' must be an integer >= 1024, got 1023"));
+  EXPECT_THAT(toml_error("[stomp]\nmax_headers = 0"), StartsWith("'stomp.max_headers' must be a positive integer, got 0"));
+  EXPECT_THAT(toml_error("[stomp]\nheartbeat_ms = -1"),
+              StartsWith("'stomp.heartbeat_ms' must be a non-negative integer, got -1"));
+  EXPECT_THAT(toml_error("[stomp]\nheartbeat_ms = 4294967296"),
+              StartsWith("'stomp.heartbeat_ms' must be at most 4294967295, got 4294967296"));
+  EXPECT_THAT(toml_error("[core]\nprefetch_auto = 0"), StartsWith("'core.prefetch_auto' must be a positive integer, got 0"));
+  EXPECT_THAT(toml_error("[core]\nprefetch_client = 4294967296"),
+              StartsWith("'core.prefetch_client' must be at most 4294967295"));
+  EXPECT_THAT(toml_error("[journal]\nsegment_bytes = 4095"),
+              StartsWith("'journal.segment_bytes' must be an integer >= 4096, got 4095"));
+}
+
+TEST(ConfigOutOfRange, UnknownNamesAreRejected) {
+  EXPECT_THAT(toml_error("log_level = \"verbose\""),
+              StartsWith("'log_level' must be one of trace, debug, info, warn, error, off, got \"verbose\""));
+  EXPECT_THAT(toml_error("log_level = \"INFO\""), StartsWith("'log_level' must be one of"));
+  EXPECT_THAT(toml_error("store = \"sqlite\""), StartsWith("'store' must be log or memory, got \"sqlite\""));
+  EXPECT_THAT(toml_error("[journal]\nrecovery = \"lenient\""),
+              StartsWith("'journal.recovery' must be strict or skip-corrupt, got \"lenient\""));
+}
+
+// ---- TOML syntax errors -----------------------------------------------------------------------
+
+TEST(ConfigSyntax, ParseErrorCarriesFileLineAndColumn) {
+  const std::string detail = toml_error("shards = 2\n\n[stomp]\nlisten = \n");
+  EXPECT_THAT(detail, HasSubstr(" in carrier.toml:4:"));
+}
+
+TEST(ConfigSyntax, VariousBrokenDocuments) {
+  EXPECT_THAT(toml_error("shards = 2\nshards = 3\n"), HasSubstr("carrier.toml:2:"));  // redefined key
+  EXPECT_THAT(toml_error("[stomp\n"), HasSubstr("carrier.toml:1:"));
+  EXPECT_THAT(toml_error("log_level = \"info\nshards = 1\n"), HasSubstr("carrier.toml:1:"));
+  EXPECT_THAT(toml_error(std::string_view("shards = 1\n\0", 12)), HasSubstr("carrier.toml:2:"));
+  EXPECT_THAT(toml_error("data_dir = \"\xff\"\n"), HasSubstr("carrier.toml:1:"));
+}
+
+TEST(ConfigSyntax, SourceNameIsTheOneGiven) {
+  auto parsed = parse_toml("bogus = 1", "/etc/carrier/carrier.toml");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().detail, "unknown key 'bogus' in /etc/carrier/carrier.toml:1:1");
+}
+
+// ---- listen addresses -------------------------------------------------------------------------
+
+TEST(ParseListen, AcceptedForms) {
+  net::ListenerOptions l;
+  ASSERT_TRUE(parse_listen("127.0.0.1:61613", "--stomp", l));
+  EXPECT_TRUE(l.enabled);
+  EXPECT_EQ(l.host, "127.0.0.1");
+  EXPECT_EQ(l.port, 61613);
+
+  ASSERT_TRUE(parse_listen("0.0.0.0:0", "--stomp", l));
+  EXPECT_EQ(l.host, "0.0.0.0");
+  EXPECT_EQ(l.port, 0);
+
+  ASSERT_TRUE(parse_listen("localhost:65535", "--stomp", l));
+  EXPECT_EQ(l.host, "127.0.0.1");
+  EXPECT_EQ(l.port, 65535);
+
+  ASSERT_TRUE(parse_listen("[::1]:61613", "--stomp", l));
+  EXPECT_EQ(l.host, "::1");
+  EXPECT_EQ(l.port, 61613);
+
+  ASSERT_TRUE(parse_listen("[::]:1", "--stomp", l));
+  EXPECT_EQ(l.host, "::");
+
+  ASSERT_TRUE(parse_listen("off", "--stomp", l));
+  EXPECT_FALSE(l.enabled);
+
+  ASSERT_TRUE(parse_listen("10.1.2.3:8080", "--stomp", l));
+  EXPECT_TRUE(l.enabled);
+  EXPECT_EQ(l.host, "10.1.2.3");
+  EXPECT_EQ(l.port, 8080);
+}
+
+TEST(ParseListen, RejectedFormsNameTheKeyAndLeaveTheOutputAlone) {
+  for (const char* bad : {"abc", "", "OFF", "on", "61613", ":61613", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536",
+                          "127.0.0.1:-1", "127.0.0.1:+1", "127.0.0.1:1x", "127.0.0.1: 1", " 127.0.0.1:1",
+                          "127.0.0.1:99999999999999999999", "1.2.3.256:1", "1.2.3:1", "01.2.3.4:1",
+                          "example.com:61613", "::1:61613", "[::1]61613", "[::1]:", "[::1", "[]:1",
+                          "[127.0.0.1]:1", "[nothost]:1", "[::1]:65536", "localhost:port"}) {
+    net::ListenerOptions l{true, "192.0.2.1", 7};
+    auto status = parse_listen(bad, "--stomp", l);
+    ASSERT_FALSE(status) << "accepted \"" << bad << "\"";
+    EXPECT_EQ(status.error().code, Errc::invalid_argument);
+    EXPECT_THAT(status.error().detail, StartsWith("--stomp: expected HOST:PORT or off")) << bad;
+    EXPECT_THAT(status.error().detail, HasSubstr("got \"")) << bad;
+    EXPECT_TRUE(l.enabled);
+    EXPECT_EQ(l.host, "192.0.2.1");
+    EXPECT_EQ(l.port, 7);
+  }
+}
+
+TEST(ParseListen, ExactMessages) {
+  net::ListenerOptions l;
+  EXPECT_EQ(parse_listen("abc", "--stomp", l).error().detail, "--stomp: expected HOST:PORT or off, got \"abc\"");
+  EXPECT_THAT(parse_listen("127.0.0.1:70000", "--stomp", l).error().detail,
+              HasSubstr("the port must be 1 to 65535, or 0 for any free port"));
+  EXPECT_THAT(parse_listen("::1:61613", "--stomp", l).error().detail, HasSubstr("[::1]:61613"));
+}
+
+TEST(ParseListen, InTomlNamesTheKeyAndLine) {
+  EXPECT_EQ(toml_error("[stomp]\nlisten = \"abc\""),
+            "'stomp.listen' must be \"HOST:PORT\" or \"off\", got \"abc\" in carrier.toml:2:10");
+  EXPECT_THAT(toml_error("[stomp]\nlisten = \"localhost:65536\""), StartsWith("'stomp.listen' must be"));
+  const Config c = parse_ok("[stomp]\nlisten = \"[::1]:0\"");
+  EXPECT_EQ(c.stomp_listener.host, "::1");
+  EXPECT_EQ(c.stomp_listener.port, 0);
+}
+
+// ---- load: file and flags ---------------------------------------------------------------------
+
+TEST(ConfigLoad, ReadsTheFile) {
+  TempFile file("shards = 4\n[stomp]\nmax_frame_bytes = 2048\n");
+  Flags flags;
+  flags.config_file = file.path();
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->net.shards, 4u);
+  EXPECT_EQ(loaded->stomp.max_frame_bytes, 2048u);
+  EXPECT_EQ(loaded->log_level, "info");
+}
+
+TEST(ConfigLoad, FlagsOverrideTheFile) {
+  TempFile file(R"(
+log_level = "debug"
+shards = 4
+data_dir = "from-file"
+store = "log"
+[stomp]
+listen = "127.0.0.1:1000"
+max_headers = 9
+[journal]
+recovery = "strict"
+)");
+  Flags flags;
+  flags.config_file = file.path();
+  flags.stomp = "[::1]:2000";
+  flags.data_dir = "from-flag";
+  flags.store = "memory";
+  flags.shards = 1;
+  flags.log_level = "warn";
+  flags.recover = "skip-corrupt";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->stomp_listener.host, "::1");
+  EXPECT_EQ(loaded->stomp_listener.port, 2000);
+  EXPECT_EQ(loaded->store.data_dir, "from-flag");
+  EXPECT_EQ(loaded->store.kind, "memory");
+  EXPECT_EQ(loaded->net.shards, 1u);
+  EXPECT_EQ(loaded->log_level, "warn");
+  EXPECT_EQ(loaded->store.recovery, store::RecoveryMode::skip_corrupt);
+  EXPECT_EQ(loaded->stomp.max_headers, 9u);  // no flag: the file's value stays
+}
+
+TEST(ConfigLoad, FlagOffDisablesAListenerTheFileSet) {
+  TempFile file("[stomp]\nlisten = \"127.0.0.1:1000\"\n");
+  Flags flags;
+  flags.config_file = file.path();
+  flags.stomp = "off";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_FALSE(loaded->stomp_listener.enabled);
+}
+
+TEST(ConfigLoad, FlagsWithoutAFile) {
+  Flags flags;
+  flags.stomp = "localhost:0";
+  flags.recover = "strict";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->stomp_listener.host, "127.0.0.1");
+  EXPECT_EQ(loaded->stomp_listener.port, 0);
+  EXPECT_EQ(loaded->store.recovery, store::RecoveryMode::strict);
+}
+
+TEST(ConfigLoad, BadFlagsNameTheFlag) {
+  auto error_of = [](Flags flags) {
+    auto loaded = load(flags);
+    EXPECT_FALSE(loaded);
+    if (loaded) return std::string();
+    EXPECT_EQ(loaded.error().code, Errc::invalid_argument);
+    return loaded.error().detail;
+  };
+  Flags f;
+  f.stomp = "abc";
+  EXPECT_EQ(error_of(f), "--stomp: expected HOST:PORT or off, got \"abc\"");
+  f = {};
+  f.data_dir = "";
+  EXPECT_THAT(error_of(f), StartsWith("--data-dir: "));
+  f = {};
+  f.store = "sqlite";
+  EXPECT_EQ(error_of(f), "--store: expected log or memory, got \"sqlite\"");
+  f = {};
+  f.shards = 0;
+  EXPECT_EQ(error_of(f), "--shards: expected a positive integer, got \"0\"");
+  f = {};
+  f.log_level = "loud";
+  EXPECT_EQ(error_of(f), "--log-level: expected one of trace, debug, info, warn, error, off, got \"loud\"");
+  f = {};
+  f.recover = "skip_corrupt";
+  EXPECT_EQ(error_of(f), "--recover: expected strict or skip-corrupt, got \"skip_corrupt\"");
+}
+
+TEST(ConfigLoad, MissingFileIsNamed) {
+  Flags flags;
+  flags.config_file = "/nonexistent/carrier-config-test/carrier.toml";
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code, Errc::not_found);
+  EXPECT_THAT(loaded.error().detail, HasSubstr("/nonexistent/carrier-config-test/carrier.toml"));
+}
+
+TEST(ConfigLoad, DirectoryIsNotAFile) {
+  Flags flags;
+  flags.config_file = std::filesystem::temp_directory_path();
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr(flags.config_file->string()));
+}
+
+TEST(ConfigLoad, FileErrorsNameThePath) {
+  TempFile file("\n[stomp]\nmax_frame_byte = 1\n");
+  Flags flags;
+  flags.config_file = file.path();
+  flags.log_level = "debug";
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().detail,
+            "unknown key 'stomp.max_frame_byte' in " + file.path().string() + ":3:1");
+}
+
+}  // namespace
+}  // namespace carrier::config
