@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "config/config.hpp"
@@ -66,8 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   net::ListenerOptions listener = before;
   auto status = config::parse_listen(text, "--stomp", listener);
   if (status) {
-    FUZZ_CHECK(!listener.enabled || !listener.host.empty());
     FUZZ_CHECK(listener.enabled || text == "off");
+    if (listener.enabled) {
+      FUZZ_CHECK(!listener.host.empty());
+      FUZZ_CHECK(listener.host.find('\0') == std::string::npos);
+      // Whatever was accepted is spelled back the same way, apart from localhost.
+      const std::string again = listener.host.find(':') == std::string::npos
+                                    ? listener.host + ":" + std::to_string(listener.port)
+                                    : "[" + listener.host + "]:" + std::to_string(listener.port);
+      net::ListenerOptions reparsed;
+      FUZZ_CHECK(config::parse_listen(again, "--stomp", reparsed).has_value());
+      FUZZ_CHECK(reparsed.host == listener.host && reparsed.port == listener.port);
+    }
   } else {
     FUZZ_CHECK(status.error().code == Errc::invalid_argument);
     FUZZ_CHECK(status.error().detail.starts_with("--stomp: "));

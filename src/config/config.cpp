@@ -105,6 +105,8 @@ std::string listen_problem(std::string_view text, net::ListenerOptions& out) {
     out.enabled = false;
     return {};
   }
+  // inet_pton reads a C string: a NUL would hide whatever follows it.
+  if (text.find('\0') != std::string_view::npos) return std::string(kNotListen);
   std::string host;
   std::string_view port_text;
   if (text.starts_with('[')) {

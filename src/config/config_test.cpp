@@ -327,6 +327,13 @@ TEST(ParseListen, RejectedFormsNameTheKeyAndLeaveTheOutputAlone) {
   }
 }
 
+TEST(ParseListen, NulBytesAreRejected) {
+  net::ListenerOptions l;
+  EXPECT_FALSE(parse_listen(std::string_view("127.0.0.1\0x:1", 13), "--stomp", l));
+  EXPECT_FALSE(parse_listen(std::string_view("[::1\0x]:1", 10), "--stomp", l));
+  EXPECT_FALSE(parse_listen(std::string_view("127.0.0.1:1\0", 12), "--stomp", l));
+}
+
 TEST(ParseListen, ExactMessages) {
   net::ListenerOptions l;
   EXPECT_EQ(parse_listen("abc", "--stomp", l).error().detail, "--stomp: expected HOST:PORT or off, got \"abc\"");
