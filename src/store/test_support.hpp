@@ -73,3 +73,59 @@ inline void expect_same_message(const core::Message& a, const core::Message& b) 
 }
 
 }  // namespace carrier::store::testing
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace carrier::store::testing {
+
+// Collects callback outcomes from the writer thread; tests wait on a condition, never sleep.
+class Outcomes {
+ public:
+  DurableCallback callback() {
+    return [this](Status s) {
+      std::lock_guard lock(mutex_);
+      statuses_.push_back(std::move(s));
+      changed_.notify_all();
+    };
+  }
+  // Records `tag` in completion order.
+  DurableCallback tagged(int tag) {
+    return [this, tag](Status s) {
+      std::lock_guard lock(mutex_);
+      tags_.push_back(tag);
+      statuses_.push_back(std::move(s));
+      changed_.notify_all();
+    };
+  }
+  bool wait_for(std::size_t n, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return statuses_.size() >= n; });
+  }
+  std::vector<Status> statuses() {
+    std::lock_guard lock(mutex_);
+    return statuses_;
+  }
+  std::vector<int> tags() {
+    std::lock_guard lock(mutex_);
+    return tags_;
+  }
+  std::size_t failures() {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& s : statuses_) n += s ? 0 : 1;
+    return n;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Status> statuses_;
+  std::vector<int> tags_;
+};
+
+}  // namespace carrier::store::testing

@@ -45,7 +45,11 @@ Status LogStore::recover(const std::function<void(RecoveredMessage)>& visit) {
   }
   const auto began = std::chrono::steady_clock::now();
   auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, visit, *log_);
-  if (!recovered) return unexpected(std::move(recovered).error());
+  if (!recovered) {
+    state_ = State::failed;
+    failure_ = recovered.error();
+    return unexpected(std::move(recovered).error());
+  }
   reclaimer_ = std::move(recovered->reclaimer);
   next_segment_id_ = recovered->next_segment_id;
   resume_segment_ = recovered->last_segment;
@@ -64,14 +68,17 @@ void LogStore::start() {
     // Writing without knowing the journal would let the reclaimer delete a segment whose acks
     // still cover older messages, so replay it even if nobody wants the messages.
     log_->warn("journal {}: start() without recover(); replaying the journal anyway", dir_.string());
-    auto recovered = recover([](RecoveredMessage) {});
-    if (!recovered) {
-      log_->error("journal {}: {}; appends will fail", dir_.string(), recovered.error().to_string());
-      broken_ = recovered.error();
-    }
+    (void)recover([](RecoveredMessage) {});
   }
-  if (state_ != State::recovered && state_ != State::opened) return;
-  if (resume_segment_ && resume_size_ < options_.segment_bytes) {
+  if (state_ == State::failed) {
+    // Start anyway, so appends are answered in order (with this error) by the writer as usual.
+    broken_ = failure_;
+    log_->error("journal {}: not usable, every append will fail: {}", dir_.string(),
+                failure_->to_string());
+  } else if (state_ != State::recovered) {
+    return;  // not opened, already running, or closed
+  }
+  if (resume_segment_ && resume_size_ < options_.segment_bytes && !broken_) {
     auto reopened = SegmentWriter::reopen(dir_, *resume_segment_, resume_size_);
     if (reopened) {
       segment_ = std::move(*reopened);
@@ -97,21 +104,19 @@ void LogStore::append(Batch batch, DurableCallback on_durable) {
 void LogStore::close() {
   if (state_ == State::closed) return;
   queue_.close();
-  if (writer_.joinable()) {
-    writer_.join();
-  } else {
-    // Never started: write what was queued from this thread if the journal is usable.
-    if (state_ == State::opened || state_ == State::recovered) {
-      start();
-      if (writer_.joinable()) writer_.join();
+  // Never started but usable: start now, so what was appended is written from the writer
+  // thread like any other group (the queue is closed, so it drains and exits).
+  if (state_ == State::opened || state_ == State::recovered) start();
+  if (writer_.joinable()) writer_.join();
+  // Never opened, or opened but the journal could not be read and start() was not called.
+  std::vector<Pending> rest;
+  while (queue_.try_take_all(rest)) {
+    for (Pending& p : rest) {
+      if (!p.done) continue;
+      p.done(failure_ ? Status(unexpected(*failure_))
+                      : Status(unexpected(Errc::shutting_down, "journal was never opened")));
     }
-    std::vector<Pending> rest;
-    while (queue_.try_take_all(rest)) {
-      for (Pending& p : rest) {
-        if (p.done) p.done(unexpected(Errc::shutting_down, "journal was never opened"));
-      }
-      rest.clear();
-    }
+    rest.clear();
   }
   segment_.reset();
   lock_.release();

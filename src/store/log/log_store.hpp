@@ -68,7 +68,7 @@ class LogStore final : public Store {
     DurableCallback done;
   };
 
-  enum class State { created, opened, recovered, running, closed };
+  enum class State { created, opened, recovered, failed, running, closed };
 
   // Writer thread.
   void run();
@@ -83,6 +83,7 @@ class LogStore final : public Store {
   JournalLock lock_;
   State state_ = State::created;
   RecoveryReport report_;
+  std::optional<Error> failure_;  // why recover() failed
 
   CommitQueue<Pending> queue_;
   std::thread writer_;

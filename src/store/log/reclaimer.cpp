@@ -11,31 +11,36 @@ void SegmentReclaimer::add_segment(std::uint64_t id) {
 
 void SegmentReclaimer::apply(std::uint64_t segment, const Batch& batch) {
   for (const Record& r : batch) {
-    if (r.kind == RecordKind::message) {
-      on_message(segment, r.queue, r.message_id);
-    } else if (r.kind == RecordKind::ack) {
-      on_ack(segment, r.queue, r.message_id);
+    switch (r.kind) {
+      case RecordKind::message: on_message(segment, r.queue, r.message_id); break;
+      case RecordKind::ack: on_ack(segment, r.queue, r.message_id); break;
+      case RecordKind::delivered: on_delivered(segment, r.queue, r.message_id); break;
     }
   }
+}
+
+void SegmentReclaimer::release(std::uint64_t segment) {
+  auto it = segments_.find(segment);
+  CARRIER_ASSERT(it != segments_.end(), "live entry in untracked segment {}", segment);
+  CARRIER_ASSERT(it->second.live > 0, "live count underflow in segment {}", segment);
+  if (--it->second.live == 0) changed_ = true;
 }
 
 void SegmentReclaimer::on_message(std::uint64_t segment, const std::string& queue,
                                   core::MessageId id) {
   auto seg = segments_.find(segment);
   CARRIER_ASSERT(seg != segments_.end(), "message record in untracked segment {}", segment);
-  auto [it, inserted] = live_.try_emplace(QueueMessageKey{queue, id}, segment);
+  auto [it, inserted] = live_.try_emplace(QueueMessageKey{queue, id});
   if (!inserted) {
-    // The same key stored again while live: the newer record wins at recovery, and the older
-    // segment must go first or its copy would come back once this one is deleted.
-    const std::uint64_t older = it->second;
-    auto old_seg = segments_.find(older);
-    if (old_seg != segments_.end()) {
-      CARRIER_DASSERT(old_seg->second.live > 0, "live count underflow in segment {}", older);
-      if (--old_seg->second.live == 0) changed_ = true;
-      if (older != segment) seg->second.depends_on.insert(older);
-    }
-    it->second = segment;
+    // The same key stored again while live: the newer record wins at recovery (with a fresh
+    // delivery count), and the older segment must go first or its copy would come back once
+    // this one is deleted.
+    LiveMessage& old = it->second;
+    release(old.segment);
+    if (old.delivered_in != 0) release(old.delivered_in);
+    if (old.segment != segment) seg->second.depends_on.insert(old.segment);
   }
+  it->second = LiveMessage{segment, 0};
   ++seg->second.live;
 }
 
@@ -43,19 +48,29 @@ std::uint64_t SegmentReclaimer::on_ack(std::uint64_t segment, const std::string&
                                        core::MessageId id) {
   auto it = live_.find(QueueMessageKey{queue, id});
   if (it == live_.end()) return 0;
-  const std::uint64_t holder = it->second;
+  const LiveMessage gone = it->second;
   live_.erase(it);
-  auto held = segments_.find(holder);
-  if (held != segments_.end()) {
-    CARRIER_DASSERT(held->second.live > 0, "live count underflow in segment {}", holder);
-    if (--held->second.live == 0) changed_ = true;
-  }
-  if (holder != segment) {
+  release(gone.segment);
+  if (gone.delivered_in != 0) release(gone.delivered_in);
+  if (gone.segment != segment) {
     auto seg = segments_.find(segment);
     CARRIER_ASSERT(seg != segments_.end(), "ack record in untracked segment {}", segment);
-    seg->second.depends_on.insert(holder);
+    seg->second.depends_on.insert(gone.segment);
   }
-  return holder;
+  return gone.segment;
+}
+
+void SegmentReclaimer::on_delivered(std::uint64_t segment, const std::string& queue,
+                                    core::MessageId id) {
+  auto it = live_.find(QueueMessageKey{queue, id});
+  if (it == live_.end()) return;  // dangling hint
+  auto seg = segments_.find(segment);
+  CARRIER_ASSERT(seg != segments_.end(), "delivered record in untracked segment {}", segment);
+  LiveMessage& m = it->second;
+  // Pin the newer one before releasing the older: they may be the same segment.
+  ++seg->second.live;
+  if (m.delivered_in != 0) release(m.delivered_in);
+  m.delivered_in = segment;
 }
 
 std::vector<std::uint64_t> SegmentReclaimer::deletable(std::uint64_t active) const {
@@ -77,7 +92,7 @@ std::vector<std::uint64_t> SegmentReclaimer::deletable(std::uint64_t active) con
 void SegmentReclaimer::forget(std::uint64_t segment) {
   auto it = segments_.find(segment);
   if (it == segments_.end()) return;
-  CARRIER_ASSERT(it->second.live == 0, "forgetting segment {} with {} live messages", segment,
+  CARRIER_ASSERT(it->second.live == 0, "forgetting segment {} with {} live entries", segment,
                  it->second.live);
   segments_.erase(it);
   changed_ = true;

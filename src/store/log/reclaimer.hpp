@@ -35,7 +35,12 @@ struct QueueMessageKeyHash {
 // there (delete the ack first and the message comes back at recovery), or when one of its
 // message records re-added a key that was still live there. Deleting one segment can free
 // another, so deletable() is asked again after each round until it returns nothing: the
-// fixpoint. Delivered records are hints that may dangle, so they create no dependency.
+// fixpoint.
+//
+// Delivered records are hints that may dangle: they never hold back the deletion of their
+// message's segment. But the LATEST delivered record of a live message pins its own segment
+// (counted like a live message), or deleting it would silently reset the delivery count at the
+// next recovery and let a poison message dodge its max-deliveries limit.
 //
 // Runs on: the recovering thread while the journal is read, then the log store's writer thread.
 // Not thread-safe.
@@ -49,6 +54,7 @@ class SegmentReclaimer {
   // Returns the segment that held the message, or 0 if it was not live (already acked, or its
   // segment deleted: a dangling ack is harmless).
   std::uint64_t on_ack(std::uint64_t segment, const std::string& queue, core::MessageId id);
+  void on_delivered(std::uint64_t segment, const std::string& queue, core::MessageId id);
 
   // Segments that may be deleted now (never `active`), oldest first. They stay tracked until
   // forget(): the caller deletes the files, syncs the directory, forgets the ones it deleted,
@@ -63,17 +69,24 @@ class SegmentReclaimer {
 
   bool tracks(std::uint64_t segment) const { return segments_.count(segment) != 0; }
   std::size_t live_messages() const { return live_.size(); }
+  // Live messages plus pinned delivered records in `segment`.
   std::size_t live_in(std::uint64_t segment) const;
   std::size_t segment_count() const { return segments_.size(); }
 
  private:
   struct SegmentState {
-    std::size_t live = 0;
+    std::size_t live = 0;  // live messages stored here + latest delivered records held here
     std::set<std::uint64_t> depends_on;  // older segments that must go first
   };
+  struct LiveMessage {
+    std::uint64_t segment = 0;       // holds its message record
+    std::uint64_t delivered_in = 0;  // holds its latest delivered record; 0 = none
+  };
+
+  void release(std::uint64_t segment);
 
   std::map<std::uint64_t, SegmentState> segments_;
-  std::unordered_map<QueueMessageKey, std::uint64_t, QueueMessageKeyHash> live_;  // -> segment
+  std::unordered_map<QueueMessageKey, LiveMessage, QueueMessageKeyHash> live_;
   bool changed_ = true;
 };
 

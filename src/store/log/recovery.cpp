@@ -47,7 +47,9 @@ class ReplayState {
         case RecordKind::delivered: {
           auto it = index_.find(key);
           // A hint: it may outlive its message, and the latest one written wins.
-          if (it != index_.end()) entries_[it->second].delivery_count = r.delivery_count;
+          if (it == index_.end()) break;
+          entries_[it->second].delivery_count = r.delivery_count;
+          reclaimer_.on_delivered(segment, r.queue, r.message_id);
           break;
         }
       }
