@@ -13,7 +13,7 @@ endfunction()
 
 # carrier_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per module.
 function(carrier_test name)
-  if(NOT CARRIER_TESTS)
+  if(NOT CARRIER_TESTS OR CARRIER_FUZZ)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
