@@ -318,9 +318,9 @@ TEST(LogStore, AFailedWriteIsReportedAndUndoneAndLaterAppendsSucceed) {
 }
 
 // A group is written with one pwritev; if it fails part-way, the whole group is undone and
-// failed (reporting some of it durable would need per-frame bookkeeping for a rare event).
-// What must hold: outcomes are a prefix of successes then failures, and recovery returns
-// exactly the successes.
+// failed (reporting part of it durable would need per-frame bookkeeping for a rare event). A
+// later, smaller group may fit again. What must hold: recovery returns exactly the batches
+// whose callbacks said durable, and nothing half-written is left in the file.
 TEST(LogStore, AFailedWriteFailsItsGroupAndRecoveryAgreesWithTheCallbacks) {
   TempDir dir;
   auto o = journal_options(dir.path());
@@ -332,28 +332,32 @@ TEST(LogStore, AFailedWriteFailsItsGroupAndRecoveryAgreesWithTheCallbacks) {
   store.start();
   ASSERT_TRUE(out.wait_for(1));
   const auto size = segments_of(o).at(0).size;
+  constexpr int kBatches = 12;
   {
     FileSizeLimit limit(size + 3000);
-    for (int i = 1; i <= 6; ++i) {
+    for (int i = 1; i <= kBatches; ++i) {
       store.append({Record::added("queue:q", make_message(i, std::string(900, 'z')))},
                    out.tagged(i));
     }
-    ASSERT_TRUE(out.wait_for(7));
+    ASSERT_TRUE(out.wait_for(kBatches + 1));
   }
-  auto st = out.statuses();
-  std::size_t ok_count = 0;
-  while (ok_count < st.size() && st[ok_count]) ++ok_count;
-  for (std::size_t k = ok_count; k < st.size(); ++k) {
-    ASSERT_FALSE(st[k]) << k;
-    EXPECT_EQ(st[k].error().code, Errc::io_error);
+  const auto st = out.statuses();
+  const auto tags = out.tags();
+  std::vector<std::string> durable;
+  std::size_t failed = 0;
+  for (std::size_t k = 0; k < st.size(); ++k) {
+    if (st[k]) {
+      durable.push_back("corr-" + std::to_string(tags[k]));
+    } else {
+      ++failed;
+      EXPECT_EQ(st[k].error().code, Errc::io_error);
+    }
   }
-  EXPECT_GE(ok_count, 1u);
-  EXPECT_LT(ok_count, 7u);
-  std::vector<std::string> expect;
-  for (std::size_t k = 0; k < ok_count; ++k) expect.push_back("corr-" + std::to_string(k));
+  EXPECT_GE(failed, 1u);
+  EXPECT_LE(durable.size(), 4u);  // ~1 KiB frames under a 3000-byte allowance
   store.close();
   auto r = reopen(o);
-  EXPECT_EQ(correlation_ids(r.messages), expect);
+  EXPECT_EQ(correlation_ids(r.messages), durable);
   EXPECT_EQ(r.report.truncated_bytes, 0u);
 }
 

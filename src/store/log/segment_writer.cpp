@@ -95,7 +95,9 @@ Status SegmentWriter::append(const std::vector<iovec>& buffers) {
       // A regular file never takes zero bytes of a non-empty write unless it is full.
       const int err = n < 0 ? errno : ENOSPC;
       Error cause(Errc::io_error, "write of " + path_.string() + " at offset " +
-                                      std::to_string(offset) + " failed: " + errno_text(err));
+                                      std::to_string(size_) + " failed after " +
+                                      std::to_string(offset - size_) + " bytes: " +
+                                      errno_text(err));
       auto undone = truncate_to(size_, cause);
       return unexpected(undone ? cause : undone.error());
     }
