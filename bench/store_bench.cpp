@@ -1,0 +1,134 @@
+// Journal throughput: append + group-commit fdatasync, by batch size, body size and how many
+// confirmations are outstanding (a broker with many producers keeps many in flight; the
+// writer folds them into one fdatasync). Set CARRIER_BENCH_DIR to measure a real disk; the
+// default is $TMPDIR.
+//
+//   store_bench --benchmark_filter=Confirmed
+
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "store/log/log_store.hpp"
+#include "store/log/record_codec.hpp"
+
+namespace carrier::store::log {
+namespace {
+
+std::filesystem::path bench_dir() {
+  const char* base = std::getenv("CARRIER_BENCH_DIR");
+  std::string pattern =
+      ((base ? std::filesystem::path(base) : std::filesystem::temp_directory_path()) /
+       "carrier-store-bench-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+  return pattern;
+}
+
+core::MessagePtr bench_message(std::uint64_t n, const core::Body& body) {
+  auto m = std::make_shared<core::Message>();
+  m->id = core::MessageId{n, n * 0x9e3779b97f4a7c15ULL};
+  m->destination = core::Destination{core::DestinationKind::queue, "bench"};
+  m->persistent = true;
+  m->timestamp_ms = 1700000000000;
+  m->body = body;
+  return m;
+}
+
+// Keeps at most `window` batches outstanding; each callback frees a slot. Then acks
+// everything, so the journal is reclaimed as it would be in a steady state.
+class Pipeline {
+ public:
+  explicit Pipeline(std::size_t window) : window_(window) {}
+
+  DurableCallback slot() {
+    std::unique_lock lock(mutex_);
+    freed_.wait(lock, [&] { return in_flight_ < window_; });
+    ++in_flight_;
+    return [this](Status s) {
+      if (!s) std::abort();
+      std::lock_guard lock(mutex_);
+      --in_flight_;
+      freed_.notify_one();
+    };
+  }
+  void drain() {
+    std::unique_lock lock(mutex_);
+    freed_.wait(lock, [&] { return in_flight_ == 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t in_flight_ = 0;
+  const std::size_t window_;
+};
+
+// Args: records per batch, body bytes, batches in flight, fsync.
+void BM_ConfirmedSends(benchmark::State& state) {
+  const auto per_batch = static_cast<std::size_t>(state.range(0));
+  const auto body_bytes = static_cast<std::size_t>(state.range(1));
+  const auto window = static_cast<std::size_t>(state.range(2));
+  const bool fsync = state.range(3) != 0;
+  const auto dir = bench_dir();
+  Options o;
+  o.data_dir = dir;
+  o.fsync = fsync;
+  auto store = std::make_unique<LogStore>(o);
+  if (!store->open() || !store->recover([](RecoveredMessage) {})) std::abort();
+  store->start();
+  const core::Body body = std::make_shared<const std::string>(body_bytes, 'x');
+  Pipeline pipeline(window);
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    Batch batch;
+    batch.reserve(per_batch);
+    for (std::size_t i = 0; i < per_batch; ++i) {
+      batch.push_back(Record::added("queue:bench", bench_message(++n, body)));
+    }
+    store->append(std::move(batch), pipeline.slot());
+  }
+  pipeline.drain();
+  const auto stats = store->stats();
+  store->close();
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * per_batch));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * per_batch * body_bytes));
+  state.counters["batches_per_sync"] =
+      stats.syncs ? static_cast<double>(stats.batches) / static_cast<double>(stats.syncs) : 0.0;
+  std::filesystem::remove_all(dir);
+}
+
+BENCHMARK(BM_ConfirmedSends)
+    ->ArgNames({"per_batch", "body", "in_flight", "fsync"})
+    ->Args({1, 256, 1, 1})
+    ->Args({1, 256, 64, 1})
+    ->Args({1, 256, 1024, 1})
+    ->Args({10, 256, 64, 1})
+    ->Args({100, 256, 16, 1})
+    ->Args({1, 4096, 256, 1})
+    ->Args({1, 65536, 64, 1})
+    ->Args({1, 256, 1024, 0})
+    ->UseRealTime();
+
+// The codec alone: what each shard spends per batch before the writer sees it.
+void BM_EncodeBatch(benchmark::State& state) {
+  const auto body_bytes = static_cast<std::size_t>(state.range(0));
+  const core::Body body = std::make_shared<const std::string>(body_bytes, 'x');
+  Batch batch{Record::added("queue:bench", bench_message(1, body))};
+  std::string frame;
+  for (auto _ : state) {
+    frame.clear();
+    if (!encode_batch(batch, frame)) std::abort();
+    benchmark::DoNotOptimize(frame.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body_bytes));
+}
+BENCHMARK(BM_EncodeBatch)->Arg(256)->Arg(4096)->Arg(1 << 20);
+
+}  // namespace
+}  // namespace carrier::store::log
