@@ -77,7 +77,11 @@ int run_recv(const RecvArgs& args) {
   }
 
   client::SubscribeOptions subscribe;
-  subscribe.ack = *mode;
+  // --ack auto means "the CLI acks for you", not ack:auto on the wire: with ack:auto a broker
+  // counts a message consumed once it is written to our socket, so messages past the N-th (or
+  // arriving as the timeout ends) would be taken off the queue and never printed. As
+  // client-individual, each is acked after it was printed and the rest go back to the queue.
+  subscribe.ack = *mode == client::AckMode::automatic ? client::AckMode::client_individual : *mode;
   subscribe.selector = args.selector;
   if (args.count > 0) subscribe.prefetch = static_cast<unsigned>(std::min(args.count, kMaxPrefetch));
   const std::string destination = client::normalize_destination(args.destination);
@@ -97,9 +101,7 @@ int run_recv(const RecvArgs& args) {
                               k, args.count));
     }
     print(*message, args.headers);
-    if (*mode != client::AckMode::automatic) {
-      if (auto s = client.ack(*message); !s) return fail("ack: " + s.error().to_string());
-    }
+    if (auto s = client.ack(*message); !s) return fail("ack: " + s.error().to_string());
   }
   // Its receipt tells us the broker handled our acks before we go.
   if (auto s = client.disconnect(); !s) return fail("disconnect: " + s.error().to_string());
