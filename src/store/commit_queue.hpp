@@ -47,6 +47,11 @@ class CommitQueue {
     return true;
   }
 
+  bool empty() {
+    std::lock_guard lock(mutex_);
+    return items_.empty();
+  }
+
   // Refuses later pushes; items already queued are still handed out by take_all.
   void close() {
     {

@@ -104,9 +104,9 @@ void LogStore::append(Batch batch, DurableCallback on_durable) {
 void LogStore::close() {
   if (state_ == State::closed) return;
   queue_.close();
-  // Never started but usable: start now, so what was appended is written from the writer
-  // thread like any other group (the queue is closed, so it drains and exits).
-  if (state_ == State::opened || state_ == State::recovered) start();
+  // Never started but usable, with appends waiting: start now, so they are written by the
+  // writer thread like any other group (the queue is closed, so it drains and exits).
+  if ((state_ == State::opened || state_ == State::recovered) && !queue_.empty()) start();
   if (writer_.joinable()) writer_.join();
   // Never opened, or opened but the journal could not be read and start() was not called.
   std::vector<Pending> rest;
