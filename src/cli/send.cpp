@@ -88,14 +88,14 @@ Status send_confirmed(client::StompClient& client, const std::string& destinatio
       ++in_flight;
     }
     client.async_send(destination, body, options, [&](Status status) {
-      {
-        std::lock_guard lock(mutex);
-        --in_flight;
-        if (status) {
-          ++confirmed;
-        } else if (!first_error) {
-          first_error = status.error();
-        }
+      // Notified under the lock: once it is released the waiter may return and destroy these
+      // locals, so this callback must not touch them after that.
+      std::lock_guard lock(mutex);
+      --in_flight;
+      if (status) {
+        ++confirmed;
+      } else if (!first_error) {
+        first_error = status.error();
       }
       slot_free.notify_all();
     });

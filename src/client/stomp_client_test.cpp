@@ -302,15 +302,15 @@ TEST(StompClientTest, ReceiveTimesOut) {
 
 TEST(StompClientTest, KeepsAWindowOfReceiptsInFlight) {
   FakeStompServer server;
-  StompClient client;
-  ASSERT_TRUE(client.connect("127.0.0.1", server.port(), quick()));
   constexpr int kCount = 2000;
   constexpr int kWindow = 64;
-  std::mutex mutex;
+  std::mutex mutex;  // before the client, which calls back into them until it is destroyed
   std::condition_variable slot_free;
   int in_flight = 0;
   int confirmed = 0;
   int failed = 0;
+  StompClient client;
+  ASSERT_TRUE(client.connect("127.0.0.1", server.port(), quick()));
   for (int i = 0; i < kCount; ++i) {
     {
       std::unique_lock lock(mutex);
@@ -358,10 +358,12 @@ TEST(StompClientTest, ReceiptTimeoutIsAnError) {
 
 TEST(StompClientTest, ErrorFrameFailsPendingCallsAndReportsIt) {
   FakeStompServer server;
-  StompClient client;
+  // Declared before the client: its I/O thread may still be inside a callback that touches them
+  // until the client's destructor joins it.
   std::mutex mutex;
   std::condition_variable reported;
   std::vector<Error> errors;
+  StompClient client;
   client.on_error([&](const Error& e) {
     {
       std::lock_guard lock(mutex);
@@ -493,11 +495,11 @@ TEST(StompClientTest, AckHeadersFollowTheVersion) {
 
 TEST(StompClientTest, CallbackSubscriptionAcksOnTheIoThread) {
   FakeStompServer server;
-  StompClient client;
-  ASSERT_TRUE(client.connect("127.0.0.1", server.port(), quick()));
-  std::mutex mutex;
+  std::mutex mutex;  // before the client, which calls back into them until it is destroyed
   std::condition_variable arrived;
   std::vector<std::string> bodies;
+  StompClient client;
+  ASSERT_TRUE(client.connect("127.0.0.1", server.port(), quick()));
   SubscribeOptions sub;
   sub.ack = AckMode::client_individual;
   sub.receipt = true;
@@ -575,10 +577,10 @@ TEST(StompClientTest, DetectsServerSilence) {
   FakeStompServer::Behaviour behaviour;
   behaviour.heart_beat = "50,0";  // promises a heart-beat every 50 ms, then never sends one
   FakeStompServer server(behaviour);
-  StompClient client;
-  std::mutex mutex;
+  std::mutex mutex;  // before the client, which calls back into them until it is destroyed
   std::condition_variable reported;
   std::optional<Error> error;
+  StompClient client;
   client.on_error([&](const Error& e) {
     {
       std::lock_guard lock(mutex);
