@@ -191,14 +191,12 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
   auto key = info.queue_key;
   subscriptions_.emplace(id, std::move(info));
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
-  if (owner == self_) {
-    owner_add_consumer(std::move(key), std::move(ref), std::move(reply));
-  } else {
-    executor_.post(owner, [peer = peers_[owner.value()], key = std::move(key), ref = std::move(ref),
-                           reply = std::move(reply)]() mutable {
-      peer->owner_add_consumer(std::move(key), std::move(ref), std::move(reply));
-    });
-  }
+  // Posted even when this shard owns the queue: the caller learns the consumer id before the
+  // first delivery can reach it.
+  executor_.post(owner, [peer = peers_[owner.value()], key = std::move(key), ref = std::move(ref),
+                         reply = std::move(reply)]() mutable {
+    peer->owner_add_consumer(std::move(key), std::move(ref), std::move(reply));
+  });
   return id;
 }
 

@@ -123,6 +123,19 @@ TEST_F(BrokerTest, QueueAcrossShardsDeliversAndCompletes) {
   EXPECT_EQ(c->bodies(), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST_F(BrokerTest, NoDeliveryBeforeSubscribeReturnsOnTheOwningShard) {
+  // The queue already holds a message and is owned by the subscriber's own shard.
+  const auto owner = owner_shard(kQueue.key(), kShards).value();
+  on(owner, [&](Broker& b) { b.send({make("early", kQueue)}, nullptr); });
+  auto c = std::make_shared<Collector>();
+  ex_.on(ShardId(owner), [&] {
+    ASSERT_TRUE(brokers_[owner]->subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr).has_value());
+    EXPECT_TRUE(c->got.empty()) << "delivered before the session knew its consumer id";
+  });
+  ex_.drain();
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"early"}));
+}
+
 TEST_F(BrokerTest, PersistentSendCompletesOnlyWhenDurable) {
   bool sent = false;
   on(0, [&](Broker& b) { b.send({make("p", kQueue, true)}, [&](Status st) { sent = st.has_value(); }); });
