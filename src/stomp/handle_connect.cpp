@@ -73,10 +73,11 @@ void Session::handle_connect(codec::Frame& frame) {
   const std::uint32_t receive_ms = (cx != 0 && hb != 0) ? std::max(cx, hb) : 0;
   connected_ = true;
   codec::Headers headers;
-  if (version_ != codec::Version::v1_0) {
-    headers.emplace_back("version", version_ == codec::Version::v1_2 ? "1.2" : "1.1");
-    headers.emplace_back("heart-beat", fmt::format("{},{}", hb, hb));
-  }
+  // 1.0 predates the header, but ActiveMQ sends it too and 1.0 clients ignore it.
+  headers.emplace_back("version", version_ == codec::Version::v1_2   ? "1.2"
+                                  : version_ == codec::Version::v1_1 ? "1.1"
+                                                                     : "1.0");
+  if (version_ != codec::Version::v1_0) headers.emplace_back("heart-beat", fmt::format("{},{}", hb, hb));
   headers.emplace_back("server", "carrier/" CARRIER_VERSION);
   headers.emplace_back("session", session_id_);
   encode(codec::Command::connected, headers);
