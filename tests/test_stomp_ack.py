@@ -16,9 +16,9 @@ def send_all(client, queue, bodies, headers=None):
 @pytest.mark.parametrize("header", ["activemq.prefetchSize", "prefetch-count"])
 def test_prefetch_limits_unacked_deliveries(broker, stomp_client, unique, header):
     queue = unique()
-    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     consumer = stomp_client(broker)
     consumer.subscribe(queue, ack="client", headers={header: "2"})
+    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     first = consumer.wait_messages(2)
     assert_stays(lambda: consumer.count() == 2, 0.5,
                  lambda: f"prefetch 2 but got {consumer.bodies()}")
@@ -32,9 +32,9 @@ def test_prefetch_limits_unacked_deliveries(broker, stomp_client, unique, header
 
 def test_prefetch_with_client_individual(broker, stomp_client, unique):
     queue = unique()
-    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(4)])
     consumer = stomp_client(broker)
     consumer.subscribe(queue, ack="client-individual", headers={"activemq.prefetchSize": "1"})
+    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(4)])
     [m0] = consumer.wait_messages(1)
     assert_stays(lambda: consumer.count() == 1, 0.3, lambda: consumer.bodies())
     consumer.ack(m0)
@@ -58,14 +58,14 @@ def test_prefetch_one_spreads_work_across_consumers(broker, stomp_client, unique
 @pytest.mark.parametrize("version", STOMP_VERSIONS)
 def test_client_ack_is_cumulative(broker, stomp_client, unique, version):
     queue = unique()
-    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue, ack="client")
+    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     messages = consumer.wait_messages(5)
     consumer.ack(messages[2])  # acks m0, m1, m2
-    consumer.disconnect()
     other = stomp_client(broker, version=version)
-    other.subscribe(queue)
+    other.subscribe(queue)  # gets nothing yet: all five are in flight to `consumer`
+    consumer.disconnect()
     again = other.wait_messages(2)
     assert [m.body for m in again] == ["m3", "m4"]
     assert all(m.headers.get("redelivered") == "true" for m in again), [m.headers for m in again]
@@ -75,14 +75,14 @@ def test_client_ack_is_cumulative(broker, stomp_client, unique, version):
 @pytest.mark.parametrize("version", ["1.1", "1.2"])
 def test_client_individual_acks_one(broker, stomp_client, unique, version):
     queue = unique()
-    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue, ack="client-individual")
+    send_all(stomp_client(broker), queue, [f"m{i}" for i in range(5)])
     messages = consumer.wait_messages(5)
     consumer.ack(messages[2])  # only m2
-    consumer.disconnect()
     other = stomp_client(broker, version=version)
     other.subscribe(queue)
+    consumer.disconnect()
     again = other.wait_messages(4)
     assert sorted(m.body for m in again) == ["m0", "m1", "m3", "m4"]
     assert all(m.headers.get("redelivered") == "true" for m in again), [m.headers for m in again]
@@ -93,15 +93,15 @@ def test_client_individual_acks_one(broker, stomp_client, unique, version):
 def test_auto_ack_messages_do_not_come_back(broker, stomp_client, unique, version):
     queue = unique()
     producer = stomp_client(broker)
-    send_all(producer, queue, ["a0", "a1", "a2"])
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue)
+    send_all(producer, queue, ["a0", "a1", "a2"])
     assert [m.body for m in consumer.wait_messages(3)] == ["a0", "a1", "a2"]
     assert all(m.headers.get("redelivered") in (None, "false") for m in consumer.messages)
-    consumer.disconnect()
-    producer.send(queue, "marker")
     other = stomp_client(broker, version=version)
     other.subscribe(queue)
+    consumer.disconnect()
+    producer.send(queue, "marker")
     assert other.wait_messages(1)[0].body == "marker"
     assert_stays(lambda: other.bodies() == ["marker"], 0.3, lambda: other.bodies())
 
@@ -109,9 +109,9 @@ def test_auto_ack_messages_do_not_come_back(broker, stomp_client, unique, versio
 @pytest.mark.parametrize("version", ["1.1", "1.2"])
 def test_nack_redelivers(broker, stomp_client, unique, version):
     queue = unique()
-    send_all(stomp_client(broker), queue, ["a", "b"])
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue, ack="client-individual")
+    send_all(stomp_client(broker), queue, ["a", "b"])
     a, b = consumer.wait_messages(2)
     assert (a.body, b.body) == ("a", "b")
     consumer.nack(a)
@@ -120,11 +120,10 @@ def test_nack_redelivers(broker, stomp_client, unique, version):
     assert again.headers.get("redelivered") == "true", again.headers
     consumer.ack(b)
     consumer.ack(again)
-    consumer.disconnect()
-    producer = stomp_client(broker)
-    producer.send(queue, "marker")
     other = stomp_client(broker)
     other.subscribe(queue)
+    consumer.disconnect()
+    stomp_client(broker).send(queue, "marker")
     assert other.wait_messages(1)[0].body == "marker"
     assert_stays(lambda: other.bodies() == ["marker"], 0.3, lambda: other.bodies())
 

@@ -110,7 +110,7 @@ def test_silent_client_is_closed(broker_factory):
 
 def test_client_that_heartbeats_stays_connected(broker_factory, stomp_client, unique):
     broker = broker_factory(config=HEARTBEAT_CONFIG)
-    client = stomp_client(broker, version="1.2", heartbeats=(100, 100))
+    client = stomp_client(broker, version="1.2", heartbeats=(100, 500))
     assert_stays(lambda: not client.disconnected, 1.0, "a heart-beating client stays connected")
     queue = unique()
     client.subscribe(queue)

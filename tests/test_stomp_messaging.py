@@ -272,25 +272,33 @@ def test_activemq_headers_pass_through(broker, stomp_client, unique):
 
 
 def test_priority_orders_waiting_messages(broker, stomp_client, unique):
+    # Prefetch 1 keeps the rest waiting in the queue, where priority decides what comes next.
     queue = unique()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack="client-individual", headers={"activemq.prefetchSize": "1"})
     producer = stomp_client(broker)
+    producer.send(queue, "first")
+    consumer.wait_messages(1)
     producer.send(queue, "low", headers={"priority": "1"})
     producer.send(queue, "high", headers={"priority": "9"})
     producer.send(queue, "mid", headers={"priority": "5"})
-    consumer = stomp_client(broker)
-    consumer.subscribe(queue)
-    assert [m.body for m in consumer.wait_messages(3)] == ["high", "mid", "low"]
+    for n in range(1, 4):
+        consumer.ack(consumer.wait_messages(n)[n - 1])
+    assert [m.body for m in consumer.wait_messages(4)] == ["first", "high", "mid", "low"]
 
 
 def test_expired_message_is_not_delivered(broker, stomp_client, unique):
     queue = unique()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack="client-individual", headers={"activemq.prefetchSize": "1"})
     producer = stomp_client(broker)
+    producer.send(queue, "first")
+    [first] = consumer.wait_messages(1)
     producer.send(queue, "stale", headers={"expires": str(now_ms() - 60_000)})
     producer.send(queue, "fresh")
-    consumer = stomp_client(broker)
-    consumer.subscribe(queue)
-    assert consumer.wait_messages(1)[0].body == "fresh"
-    assert_stays(lambda: consumer.bodies() == ["fresh"], 0.3, "the expired message stays away")
+    consumer.ack(first)
+    assert consumer.wait_messages(2)[1].body == "fresh"
+    assert_stays(lambda: consumer.bodies() == ["first", "fresh"], 0.3, lambda: consumer.bodies())
 
 
 def test_destinations_are_created_on_first_use(broker, stomp_client, unique):

@@ -24,13 +24,13 @@ def test_commit_delivers_sends(broker, stomp_client, unique, version):
 @pytest.mark.parametrize("version", STOMP_VERSIONS)
 def test_abort_discards_sends(broker, stomp_client, unique, version):
     queue = unique()
+    consumer = stomp_client(broker, version=version)
+    consumer.subscribe(queue)
     producer = stomp_client(broker, version=version)
     producer.frame("BEGIN", {"transaction": "tx1"})
     producer.send(queue, "discarded", headers={"transaction": "tx1"})
     producer.frame("ABORT", {"transaction": "tx1"})
     producer.send(queue, "marker")
-    consumer = stomp_client(broker, version=version)
-    consumer.subscribe(queue)
     assert consumer.wait_messages(1)[0].body == "marker"
     assert_stays(lambda: consumer.bodies() == ["marker"], 0.3, lambda: consumer.bodies())
 
@@ -51,16 +51,16 @@ def test_transaction_mixes_with_plain_sends(broker, stomp_client, unique):
 @pytest.mark.parametrize("version", STOMP_VERSIONS)
 def test_ack_in_aborted_transaction_is_undone(broker, stomp_client, unique, version):
     queue = unique()
-    stomp_client(broker).send(queue, "keep me")
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue, ack="client")
+    stomp_client(broker).send(queue, "keep me")
     [m] = consumer.wait_messages(1)
     consumer.frame("BEGIN", {"transaction": "tx"})
     consumer.ack(m, transaction="tx")
     consumer.frame("ABORT", {"transaction": "tx"})
-    consumer.disconnect()
     other = stomp_client(broker, version=version)
     other.subscribe(queue)
+    consumer.disconnect()
     [again] = other.wait_messages(1)
     assert again.body == "keep me"
     assert again.headers.get("redelivered") == "true", again.headers
@@ -70,17 +70,17 @@ def test_ack_in_aborted_transaction_is_undone(broker, stomp_client, unique, vers
 def test_ack_in_committed_transaction_sticks(broker, stomp_client, unique, version):
     queue = unique()
     producer = stomp_client(broker)
-    producer.send(queue, "acked")
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue, ack="client")
+    producer.send(queue, "acked")
     [m] = consumer.wait_messages(1)
     consumer.frame("BEGIN", {"transaction": "tx"})
     consumer.ack(m, transaction="tx")
     consumer.frame("COMMIT", {"transaction": "tx"})
-    consumer.disconnect()
-    producer.send(queue, "marker")
     other = stomp_client(broker, version=version)
     other.subscribe(queue)
+    consumer.disconnect()
+    producer.send(queue, "marker")
     assert other.wait_messages(1)[0].body == "marker"
     assert_stays(lambda: other.bodies() == ["marker"], 0.3, lambda: other.bodies())
 
@@ -101,14 +101,14 @@ def test_open_transaction_is_aborted_at_disconnect(broker, stomp_client, unique,
 
 def test_open_transaction_ack_is_undone_at_disconnect(broker, stomp_client, unique):
     queue = unique()
-    stomp_client(broker).send(queue, "keep me")
     consumer = stomp_client(broker)
     consumer.subscribe(queue, ack="client-individual")
+    stomp_client(broker).send(queue, "keep me")
     [m] = consumer.wait_messages(1)
     consumer.frame("BEGIN", {"transaction": "tx"})
     consumer.ack(m, transaction="tx")
-    consumer.disconnect()
     other = stomp_client(broker)
     other.subscribe(queue)
+    consumer.disconnect()
     [again] = other.wait_messages(1)
     assert again.body == "keep me" and again.headers.get("redelivered") == "true", again.headers
