@@ -20,8 +20,10 @@ def test_unacked_messages_keep_their_segments(broker_factory, stomp_client, uniq
     producer = stomp_client(broker)
     sent = [f"keep-{i:04d}-" + "k" * 1000 for i in range(100)]  # ~100 KiB: several segments
     producer.send_many(queue, sent, headers=PERSISTENT)
-    assert len(broker.segments()) >= 4, broker.segments()
-    assert_stays(lambda: len(broker.segments()) >= 4, 0.5, "unacked segments are not reclaimed")
+    segments = broker.segments()
+    assert len(segments) >= 2, f"the journal did not roll at {SEGMENT_BYTES} bytes: {segments}"
+    assert_stays(lambda: all(p.exists() for p in segments), 0.5,
+                 "segments holding unacked messages are kept")
     broker.restart(sig=signal.SIGKILL)
     consumer = stomp_client(broker)
     consumer.subscribe(queue)

@@ -17,13 +17,14 @@ def bodies(n, prefix="p"):
 
 
 def drain(stomp_client, broker, queue, expected_count, version="1.2", timeout=15.0):
-    """Subscribes a fresh consumer (auto ack) and returns exactly `expected_count` messages,
-    failing if more arrive."""
+    """Subscribes a fresh consumer (auto ack), returns exactly `expected_count` messages (failing
+    if more arrive), then disconnects it so later sends stay in the queue."""
     consumer = stomp_client(broker, version=version)
     consumer.subscribe(queue)
     messages = consumer.wait_messages(expected_count, timeout=timeout) if expected_count else []
     assert_stays(lambda: consumer.count() == expected_count, 0.3,
                  lambda: f"expected {expected_count}, got {consumer.count()}")
+    consumer.disconnect()
     return messages
 
 
@@ -52,9 +53,9 @@ def test_survives_two_restarts_and_new_writes(broker, stomp_client, unique):
 def test_acked_messages_do_not_come_back(broker, stomp_client, unique):
     queue = unique()
     sent = bodies(20)
-    stomp_client(broker).send_many(queue, sent, headers=PERSISTENT)
     consumer = stomp_client(broker)
     consumer.subscribe(queue, ack="client-individual")
+    stomp_client(broker).send_many(queue, sent, headers=PERSISTENT)
     messages = consumer.wait_messages(20)
     for m in messages[:10]:
         consumer.ack(m)  # each with a receipt: acked before the kill
@@ -67,9 +68,9 @@ def test_acked_messages_do_not_come_back(broker, stomp_client, unique):
 def test_delivered_unacked_messages_come_back_redelivered(broker, stomp_client, unique):
     queue = unique()
     sent = bodies(10)
-    stomp_client(broker).send_many(queue, sent, headers=PERSISTENT)
     consumer = stomp_client(broker)
     consumer.subscribe(queue, ack="client")
+    stomp_client(broker).send_many(queue, sent, headers=PERSISTENT)
     messages = consumer.wait_messages(10)
     assert all(m.headers.get("redelivered") in (None, "false") for m in messages)
     consumer.ack(messages[3])  # cumulative: m0..m3 acked, m4..m9 delivered but unacked
