@@ -1,0 +1,130 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace carrier::core::selector {
+
+// The JMS header fields a selector may name. Everything else is a user property.
+enum class Header : std::uint8_t {
+  priority,        // JMSPriority: integer 0..9
+  timestamp,       // JMSTimestamp: integer, epoch ms
+  expiration,      // JMSExpiration: integer, epoch ms, 0 = never
+  delivery_mode,   // JMSDeliveryMode: 'PERSISTENT' or 'NON_PERSISTENT'
+  correlation_id,  // JMSCorrelationID: string, NULL when absent
+  type,            // JMSType: string, NULL when absent
+  message_id,      // JMSMessageID: the id's canonical text, NULL for the nil id
+  reply_to,        // JMSReplyTo: string, NULL when absent
+};
+
+std::optional<Header> header_named(std::string_view identifier);
+std::string_view header_name(Header header);
+
+enum class Op : std::uint8_t {
+  // Leaves.
+  boolean,   // TRUE / FALSE
+  integer,   // exact numeric (long)
+  real,      // approximate numeric (double)
+  string,    // string literal: strings[index]
+  header,    // a JMS header field
+  property,  // a user property named strings[index]
+  // Unary: child 0.
+  negate,
+  logical_not,
+  // Binary: children 0 and 1.
+  add,
+  subtract,
+  multiply,
+  divide,
+  equal,
+  not_equal,
+  less,
+  less_equal,
+  greater,
+  greater_equal,
+  // n-ary (two or more children), so long OR chains stay shallow.
+  logical_and,
+  logical_or,
+  // Children value, low, high.
+  between,
+  not_between,
+  // Child 0 against sets[index].
+  in,
+  not_in,
+  // Child 0 against patterns[index].
+  like,
+  not_like,
+  // Child 0.
+  is_null,
+  is_not_null,
+};
+
+struct Node {
+  Op op = Op::boolean;
+  Header header = Header::priority;  // Op::header
+  bool boolean = false;              // Op::boolean
+  std::uint32_t first_child = 0;     // children are Tree::child_ids[first_child, +child_count)
+  std::uint32_t child_count = 0;
+  std::uint32_t index = 0;           // into strings (string, property), sets (in), patterns (like)
+  std::int64_t integer = 0;          // Op::integer
+  double real = 0;                   // Op::real
+};
+
+// A LIKE pattern compiled once. '%' is any sequence, '_' one character (one UTF-8 code point);
+// the escape character makes the next character literal. Common shapes skip the general matcher.
+struct LikePattern {
+  enum class Shape : std::uint8_t {
+    exact,     // 'abc'
+    prefix,    // 'abc%'
+    suffix,    // '%abc'
+    contains,  // '%abc%'
+    general,   // anything with '_' or an inner '%'
+  };
+  enum class Unit : std::uint8_t { literal, one, any };
+
+  Shape shape = Shape::general;
+  std::string literal;       // exact/prefix/suffix/contains: the fixed text
+  std::string bytes;         // general: the literal byte of each unit (0 for one/any)
+  std::vector<Unit> units;   // general: one per pattern byte or wildcard; no two anys in a row
+  std::string source;        // as written, for to_text()
+  std::optional<std::string> escape;
+};
+
+// A compiled selector: a flat tree, children before parents, identifiers already resolved to a
+// header field or a property name. Immutable after parsing.
+struct Tree {
+  std::vector<Node> nodes;
+  std::vector<std::uint32_t> child_ids;
+  std::vector<std::string> strings;           // string literals and property names
+  std::vector<std::vector<std::string>> sets; // IN lists, sorted, without repeats
+  std::vector<LikePattern> patterns;
+  std::uint32_t root = 0;
+
+  const Node& child(const Node& node, std::uint32_t k) const {
+    return nodes[child_ids[node.first_child + k]];
+  }
+};
+
+// Limits on what a subscriber may send. Depth counts tree levels, and parentheses and unary
+// operators while parsing; parsing recurses, so keep it in the hundreds.
+struct Limits {
+  std::size_t max_length = 64 * 1024;
+  std::size_t max_depth = 100;
+};
+
+// Parses and type-checks a selector. Errors: invalid_argument for bad syntax or an operand of
+// the wrong static type (NOT 5, 'a' + 1, 'a' < 'b', JMSPriority LIKE 'x'), limit_exceeded for
+// the limits; the detail is "selector: <what> at position <N>" with N a 0-based byte offset.
+Result<Tree> parse_tree(std::string_view text, const Limits& limits);
+
+// Canonical text with every compound operand parenthesised; parses back to the same tree (with
+// generous limits: it has more parentheses than the original). For tests, logs and the fuzzer.
+std::string to_text(const Tree& tree);
+
+}  // namespace carrier::core::selector
