@@ -1,0 +1,34 @@
+#include "mqtt/codec/topic_syntax.hpp"
+
+namespace carrier::mqtt::codec {
+
+bool is_valid_topic_name(std::string_view name) noexcept {
+  return !name.empty() && name.find_first_of("+#") == std::string_view::npos;
+}
+
+bool is_valid_topic_filter(std::string_view filter) noexcept {
+  if (filter.empty()) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t slash = filter.find('/', start);
+    const bool last = slash == std::string_view::npos;
+    const std::string_view level = filter.substr(start, last ? std::string_view::npos : slash - start);
+    if (level.find('#') != std::string_view::npos && (level != "#" || !last)) return false;
+    if (level.find('+') != std::string_view::npos && level != "+") return false;
+    if (last) return true;
+    start = slash + 1;
+  }
+}
+
+std::optional<SharedFilter> parse_shared_filter(std::string_view filter) noexcept {
+  if (!is_shared_filter(filter)) return std::nullopt;
+  std::string_view rest = filter.substr(7);
+  const std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  SharedFilter out{rest.substr(0, slash), rest.substr(slash + 1)};
+  if (out.group.find_first_of("+#") != std::string_view::npos) return std::nullopt;
+  if (!is_valid_topic_filter(out.filter)) return std::nullopt;
+  return out;
+}
+
+}  // namespace carrier::mqtt::codec
