@@ -10,6 +10,7 @@
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
+#include "core/selector/selector.hpp"
 #include "net/asio.hpp"
 #include "net/listener.hpp"
 #include "net/shard_pool.hpp"
@@ -47,6 +48,15 @@ std::size_t open_connections(net::ShardPool& pool) {
   return n.load();
 }
 
+std::shared_ptr<const core::selector::Selector> compile_selector(const std::string& text) {
+  auto parsed = core::selector::parse(text);
+  return parsed ? *parsed : nullptr;
+}
+
+bool match_selector(const core::selector::Selector& selector, const core::Message& message) {
+  return core::selector::matches(selector, message);
+}
+
 int serve(const config::Flags& flags) {
   auto log = logging::get("broker");
   auto cfg = config::load(flags);
@@ -69,19 +79,32 @@ int serve(const config::Flags& flags) {
   }
 
   net::ShardPool pool(shards);
+  core::MemoryGauge memory(cfg->core.memory_limit_bytes);
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
-    brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core));
+    brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
+                                                     &memory));
   }
   std::vector<core::Broker*> peers;
   for (auto& b : brokers) peers.push_back(b.get());
-  for (auto& b : brokers) b->set_peers(peers);
+  for (auto& b : brokers) {
+    b->set_peers(peers);
+    b->set_selectors(compile_selector, match_selector);
+  }
+  // Producers paused at the memory limit read again once consumers have drained enough.
+  memory.set_on_relief([&pool] {
+    for (std::size_t i = 0; i < pool.shard_count(); ++i) {
+      pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [] {
+        auto connections = net::Connection::on_this_shard();
+        for (auto* c : connections) c->resume_reading();
+      });
+    }
+  });
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue.
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
-    auto owner = core::owner_shard(r.queue, shards);
-    brokers[owner.value()]->restore(r.queue, std::move(r.message), r.delivery_count);
+    core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
   if (!st) {
@@ -110,6 +133,7 @@ int serve(const config::Flags& flags) {
   });
 
   pool.start();
+  on_every_shard(pool, [&brokers, &pool] { brokers[pool.current()->value()]->start(); });
   if (cfg->stomp_listener.enabled) {
     stomp_listener.start();
     auto ep = stomp_listener.local_endpoint();

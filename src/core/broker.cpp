@@ -12,13 +12,17 @@ std::int64_t system_now_ms() {
       .count();
 }
 
-bool is_queue_kind(DestinationKind k) { return k == DestinationKind::queue || k == DestinationKind::temp_queue; }
-
-// A counter shared by the completions of one fan-out; the last one reports.
+// Completions of several parts (store, destinations' verdicts); the last reports the first
+// error. Lives on the home shard only.
 struct FanIn {
   std::size_t remaining;
   Status first_error;
   Completion done;
+
+  void part(Status st) {
+    if (!st && first_error) first_error = std::move(st);
+    if (--remaining == 0 && done) done(std::move(first_error));
+  }
 };
 
 }  // namespace
@@ -33,16 +37,49 @@ ShardId owner_shard(std::string_view key, std::size_t shard_count) {
   return ShardId(static_cast<std::uint32_t>(h % (shard_count == 0 ? 1 : shard_count)));
 }
 
-Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock)
+Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock,
+               MemoryGauge* memory)
     : self_(self),
       executor_(executor),
       store_(store),
       options_(std::move(options)),
       clock_(clock ? std::move(clock) : Clock(system_now_ms)),
+      memory_(memory),
       ids_(static_cast<std::uint64_t>(system_now_ms()) * 1000003ULL + self.value()),
-      configured_queues_(options_.queues.begin(), options_.queues.end()) {}
+      random_(static_cast<std::uint64_t>(system_now_ms()) ^ (self.value() * 0x9e3779b97f4a7c15ULL)),
+      configured_queues_(options_.queues.begin(), options_.queues.end()) {
+  for (std::size_t i = 0; i < options_.policies.size(); ++i) {
+    std::string_view match = options_.policies[i].match;
+    Destination d{DestinationKind::queue, std::string(match)};
+    bool any = true;
+    if (match.substr(0, 6) == "queue:") {
+      d.name = std::string(match.substr(6));
+      any = false;
+    } else if (match.substr(0, 6) == "topic:") {
+      d = Destination{DestinationKind::topic, std::string(match.substr(6))};
+      any = false;
+    }
+    policy_patterns_.emplace_back(std::move(d), i);
+    policy_any_kind_.push_back(any);
+  }
+}
 
 void Broker::set_peers(std::vector<Broker*> peers) { peers_ = std::move(peers); }
+
+void Broker::set_selectors(SelectorCompiler compile, SelectorMatcher match) {
+  compile_selector_ = std::move(compile);
+  match_selector_ = std::move(match);
+}
+
+const DestinationPolicy& Broker::policy_for(const Destination& d) const {
+  for (std::size_t i = 0; i < policy_patterns_.size(); ++i) {
+    const auto& [pattern, index] = policy_patterns_[i];
+    const bool kind_ok = policy_any_kind_[i] || pattern.kind == d.kind ||
+                         (pattern.kind == DestinationKind::queue && d.kind == DestinationKind::temp_queue);
+    if (kind_ok && DestinationTree::filter_matches(pattern.name, d.name)) return options_.policies[index];
+  }
+  return default_policy_;
+}
 
 void Broker::complete_on(ShardId shard, Completion done, Status status) {
   if (!done) return;
@@ -53,8 +90,16 @@ void Broker::complete_on(ShardId shard, Completion done, Status status) {
   executor_.post(shard, [done = std::move(done), status = std::move(status)]() mutable { done(std::move(status)); });
 }
 
+void Broker::post_to(ShardId shard, std::function<void(Broker&)> fn) {
+  Broker* peer = peers_[shard.value()];
+  executor_.post(shard, [peer, fn = std::move(fn)]() { fn(*peer); });
+}
+
 Status Broker::check_destination(const Destination& d, bool for_subscribe) const {
   if (d.name.empty()) return unexpected(Errc::invalid_argument, "empty destination name");
+  if (d.name.front() == '$' && d.kind != DestinationKind::topic) {
+    return unexpected(Errc::invalid_argument, "destination names starting with '$' are reserved: '" + d.name + "'");
+  }
   if (d.kind == DestinationKind::topic) {
     if (for_subscribe) {
       if (!DestinationTree::is_valid_filter(d.name)) {
@@ -76,81 +121,168 @@ Status Broker::check_destination(const Destination& d, bool for_subscribe) const
 
 // ---------------------------------------------------------------- producer side
 
-void Broker::send(std::vector<MessagePtr> messages, Completion done) {
-  store::Batch batch;
+void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
+                  std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
+                  store::Batch& batch) {
+  std::vector<TopicSubscriber> matched;
   for (const auto& m : messages) {
-    if (m->persistent && is_queue_kind(m->destination.kind)) {
-      batch.push_back(store::Record::added(m->destination.key(), m));
+    if (m->destination.kind == DestinationKind::topic) {
+      if (m->retain) retained.push_back(m);
+      matched.clear();
+      topic_index_.match(m->destination.name, matched);
+      for (auto& s : matched) {
+        if (!selected(s, *m)) continue;
+        if (s.queue_key.empty()) {
+          to_private.emplace_back(std::move(s), m);
+        } else {
+          if (m->persistent && s.durable) batch.push_back(store::Record::added(s.queue_key, m));
+          to_queues.push_back(Routed{std::move(s.queue_key), m});
+        }
+      }
+    } else {
+      auto key = m->destination.key();
+      if (m->persistent && m->destination.kind == DestinationKind::queue) batch.push_back(store::Record::added(key, m));
+      to_queues.push_back(Routed{std::move(key), m});
     }
   }
-  // Append before routing: the store's order then puts every message record ahead of any ack
-  // record for it, whichever shard writes the ack.
-  if (batch.empty()) {
-    route(std::move(messages));
+}
+
+void Broker::send(std::vector<MessagePtr> messages, Completion done) {
+  const auto now = now_ms();
+  // Default time-to-live and scheduled topic messages are settled here, where the message enters.
+  std::vector<MessagePtr> ready;
+  ready.reserve(messages.size());
+  for (auto& m : messages) {
+    const auto& policy = policy_for(m->destination);
+    if (policy.ttl_ms != 0 && m->expires_ms == 0) {
+      auto copy = std::make_shared<Message>(*m);
+      copy->expires_ms = (m->timestamp_ms != 0 ? m->timestamp_ms : now) + static_cast<std::int64_t>(policy.ttl_ms);
+      m = std::move(copy);
+    }
+    if (m->destination.kind == DestinationKind::topic && m->deliver_at_ms > now) {
+      // Topic subscribers are those present when it is delivered: match it then.
+      at(m->deliver_at_ms, [this, m]() { send({m}, nullptr); });
+      continue;
+    }
+    ready.push_back(std::move(m));
+  }
+
+  std::vector<Routed> to_queues;
+  std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
+  std::vector<MessagePtr> retained;
+  store::Batch batch;
+  plan(ready, to_queues, to_private, retained, batch);
+
+  bool need_verdict = false;
+  for (const auto& r : to_queues) {
+    const auto& p = policy_for(r.message->destination);
+    if ((p.max_messages != 0 || p.max_bytes != 0) && p.overflow == OverflowPolicy::reject) {
+      need_verdict = true;
+      break;
+    }
+  }
+  const std::size_t parts = (batch.empty() ? 0 : 1) + (need_verdict ? 1 : 0);
+  if (parts == 0) {
+    for (auto& m : retained) retain(std::move(m));
+    route_planned(std::move(to_queues), std::move(to_private), nullptr);
     complete_on(self_, std::move(done), ok());
     return;
   }
-  store_.append(std::move(batch), [this, done = std::move(done)](Status status) mutable {
-    complete_on(self_, std::move(done), std::move(status));
-  });
-  route(std::move(messages));
+  auto fan = std::make_shared<FanIn>(FanIn{parts, ok(), std::move(done)});
+  auto part = [this, fan](Status st) mutable {
+    complete_on(self_, [fan](Status s) { fan->part(std::move(s)); }, std::move(st));
+  };
+  // Append before routing: the store's order then puts every message record ahead of any ack
+  // record for it, whichever shard writes the ack.
+  if (!batch.empty()) store_.append(std::move(batch), part);
+  for (auto& m : retained) retain(std::move(m));
+  route_planned(std::move(to_queues), std::move(to_private), need_verdict ? Completion(part) : nullptr);
 }
 
-void Broker::route(std::vector<MessagePtr> messages) {
+void Broker::route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private,
+                           Completion verdict) {
   const std::size_t n = peers_.size();
-  std::vector<std::vector<MessagePtr>> by_owner(n);
-  std::vector<MessagePtr> topic_messages;
-  for (auto& m : messages) {
-    if (m->destination.kind == DestinationKind::topic) {
-      topic_messages.push_back(std::move(m));
+  std::vector<std::vector<Routed>> by_owner(n);
+  for (auto& r : to_queues) by_owner[owner_shard(r.key, n).value()].push_back(std::move(r));
+  std::size_t owners = 0;
+  for (const auto& v : by_owner) owners += v.empty() ? 0 : 1;
+  std::shared_ptr<FanIn> fan;
+  if (verdict) {
+    if (owners == 0) {
+      verdict(ok());
     } else {
-      by_owner[owner_shard(m->destination.key(), n).value()].push_back(std::move(m));
+      fan = std::make_shared<FanIn>(FanIn{owners, ok(), std::move(verdict)});
     }
   }
+  const ShardId home = self_;
   for (std::size_t s = 0; s < n; ++s) {
     if (by_owner[s].empty()) continue;
+    Completion part;
+    if (fan) {
+      part = [this, fan, home](Status st) {
+        complete_on(home, [fan](Status x) { fan->part(std::move(x)); }, std::move(st));
+      };
+    }
     if (s == self_.value()) {
-      owner_enqueue(std::move(by_owner[s]));
+      owner_enqueue(std::move(by_owner[s]), std::move(part));
     } else {
-      executor_.post(ShardId(static_cast<std::uint32_t>(s)),
-                     [peer = peers_[s], batch = std::move(by_owner[s])]() mutable { peer->owner_enqueue(std::move(batch)); });
+      post_to(ShardId(static_cast<std::uint32_t>(s)),
+              [batch = std::move(by_owner[s]), part = std::move(part)](Broker& b) mutable {
+                b.owner_enqueue(std::move(batch), std::move(part));
+              });
     }
   }
-  if (!topic_messages.empty()) publish(topic_messages);
+  std::vector<std::vector<std::pair<ConsumerId, MessagePtr>>> by_home(n);
+  for (auto& [s, m] : to_private) by_home[s.home.value()].emplace_back(s.id, std::move(m));
+  for (std::size_t s = 0; s < n; ++s) {
+    if (by_home[s].empty()) continue;
+    if (s == self_.value()) {
+      topic_enqueue(std::move(by_home[s]));
+    } else {
+      post_to(ShardId(static_cast<std::uint32_t>(s)),
+              [batch = std::move(by_home[s])](Broker& b) mutable { b.topic_enqueue(std::move(batch)); });
+    }
+  }
 }
 
 void Broker::commit(Transaction tx, Completion done) {
+  std::vector<Routed> to_queues;
+  std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
+  std::vector<MessagePtr> retained;
   store::Batch batch;
-  for (const auto& m : tx.sends) {
-    if (m->persistent && is_queue_kind(m->destination.kind)) batch.push_back(store::Record::added(m->destination.key(), m));
-  }
+  plan(tx.sends, to_queues, to_private, retained, batch);
   for (const auto& a : tx.acks) {
     auto it = subscriptions_.find(a.consumer);
-    if (it == subscriptions_.end() || it->second.topic || !a.message || !a.message->persistent) continue;
-    batch.push_back(store::Record::acked(it->second.queue_key, a.message->id));
+    if (it == subscriptions_.end() || it->second.topic_private || !a.message || !a.message->persistent) continue;
+    if (it->second.queue_key.rfind("queue:", 0) != 0 && !named_.contains(it->second.subscription_name)) continue;
+    const bool stored = it->second.queue_key.rfind("queue:", 0) == 0 ||
+                        (named_.contains(it->second.subscription_name) && named_.at(it->second.subscription_name).def.durable);
+    if (stored) batch.push_back(store::Record::acked(it->second.queue_key, a.message->id));
   }
-  auto apply = [this, tx = std::move(tx), done = std::move(done)](Status status) mutable {
+  auto apply = [this, tx = std::move(tx), to_queues = std::move(to_queues), to_private = std::move(to_private),
+                retained = std::move(retained), done = std::move(done)](Status status) mutable {
     if (!status) {
       done(std::move(status));
       return;
     }
-    route(std::move(tx.sends));
+    for (auto& m : retained) retain(std::move(m));
+    route_planned(std::move(to_queues), std::move(to_private), nullptr);
     // Group settlements per consumer; the ack records are already in the store.
-    std::map<ConsumerId, std::vector<std::uint64_t>> acks, nacks;
+    std::map<ConsumerId, std::vector<std::uint64_t>> acks;
     for (auto& a : tx.acks) acks[a.consumer].push_back(a.tag);
-    for (auto& a : tx.nacks) nacks[a.consumer].push_back(a.tag);
     for (auto& [id, tags] : acks) {
       auto it = subscriptions_.find(id);
       if (it == subscriptions_.end()) continue;
-      if (it->second.topic) {
+      if (it->second.topic_private) {
         ack(id, std::move(tags), nullptr);
       } else {
-        executor_.post(it->second.owner, [peer = peers_[it->second.owner.value()], key = it->second.queue_key, id,
-                                          tags = std::move(tags)]() mutable {
-          peer->owner_settle(std::move(key), id, std::move(tags), true, false, nullptr);
+        post_to(it->second.owner, [key = it->second.queue_key, id, tags = std::move(tags)](Broker& b) mutable {
+          b.owner_settle(std::move(key), id, std::move(tags), true, false, nullptr);
         });
       }
     }
+    std::map<ConsumerId, std::vector<std::uint64_t>> nacks;
+    for (auto& a : tx.nacks) nacks[a.consumer].push_back(a.tag);
     for (auto& [id, tags] : nacks) nack(id, std::move(tags), nullptr);
     done(ok());
   };
@@ -168,21 +300,32 @@ void Broker::commit(Transaction tx, Completion done) {
 Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) {
   if (auto st = check_destination(request.destination, true); !st) return unexpected(st.error());
   const ConsumerId id((static_cast<std::uint64_t>(self_.value()) << 48) | next_consumer_++);
-  ConsumerRef ref{id, self_, std::move(request.consumer), request.ack_mode, request.prefetch};
+  ConsumerRef ref{id, self_, std::move(request.consumer), request.ack_mode, request.prefetch, request.selector};
   if (ref.prefetch == 0) {
     ref.prefetch = request.ack_mode == AckMode::auto_ack ? options_.prefetch_auto : options_.prefetch_client;
+  }
+  if (request.destination.kind == DestinationKind::topic && !request.subscription_name.empty()) {
+    return subscribe_named(std::move(request), std::move(ref), std::move(done));
   }
   SubscriptionInfo info;
   info.destination = request.destination;
   if (request.destination.kind == DestinationKind::topic) {
-    info.topic = true;
-    auto queue = std::make_unique<Queue>("subscription:" + request.destination.name);
+    info.topic_private = true;
+    // The selector is applied when the message is matched, before it reaches this queue.
+    ref.selector = nullptr;
+    auto queue = std::make_unique<Queue>("private:" + request.destination.name);
     queue->add_consumer(std::move(ref));
     topic_subscriptions_.emplace(id, TopicSubscription{request.destination.name, std::move(queue)});
     subscriptions_.emplace(id, std::move(info));
-    broadcast([filter = request.destination.name, sub = TopicSubscriber{id, self_}](Broker& b) {
-      b.index_add(filter, sub);
-    }, std::move(done));
+    TopicSubscriber sub{id, self_, {}, false, request.selector, request.no_local_origin};
+    auto finish = std::move(done);
+    if (request.want_retained) {
+      finish = [this, filter = request.destination.name, sub, done = std::move(finish)](Status st) mutable {
+        send_retained(filter, sub);
+        if (done) done(std::move(st));
+      };
+    }
+    broadcast([filter = request.destination.name, sub](Broker& b) { b.index_add(filter, sub); }, std::move(finish));
     return id;
   }
   info.queue_key = request.destination.key();
@@ -193,9 +336,8 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
   // Posted even when this shard owns the queue: the caller learns the consumer id before the
   // first delivery can reach it.
-  executor_.post(owner, [peer = peers_[owner.value()], key = std::move(key), ref = std::move(ref),
-                         reply = std::move(reply)]() mutable {
-    peer->owner_add_consumer(std::move(key), std::move(ref), std::move(reply));
+  post_to(owner, [key = std::move(key), ref = std::move(ref), reply = std::move(reply)](Broker& b) mutable {
+    b.owner_add_consumer(std::move(key), std::move(ref), std::move(reply));
   });
   return id;
 }
@@ -208,22 +350,18 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
   }
   SubscriptionInfo info = std::move(it->second);
   subscriptions_.erase(it);
-  if (info.topic) {
+  if (info.topic_private) {
     auto sub = topic_subscriptions_.find(id);
     std::string filter = sub->second.filter;
+    for (auto& e : sub->second.queue->take_all()) account(-static_cast<std::int64_t>(e.message->footprint()));
     topic_subscriptions_.erase(sub);
     broadcast([filter, id](Broker& b) { b.index_remove(filter, id); }, std::move(done));
     return;
   }
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
-  if (info.owner == self_) {
-    owner_remove_consumer(std::move(info.queue_key), id, std::move(reply));
-  } else {
-    executor_.post(info.owner, [peer = peers_[info.owner.value()], key = std::move(info.queue_key), id,
-                                reply = std::move(reply)]() mutable {
-      peer->owner_remove_consumer(std::move(key), id, std::move(reply));
-    });
-  }
+  post_to(info.owner, [key = std::move(info.queue_key), id, reply = std::move(reply)](Broker& b) mutable {
+    b.owner_remove_consumer(std::move(key), id, std::move(reply));
+  });
 }
 
 void Broker::ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
@@ -232,23 +370,23 @@ void Broker::ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done
     complete_on(self_, std::move(done), unexpected(Errc::not_found, "no such subscription"));
     return;
   }
-  if (it->second.topic) {
+  if (it->second.topic_private) {
     auto& sub = topic_subscriptions_.at(id);
-    (void)sub.queue->ack(id, tags);
-    dispatch(*sub.queue, false);
+    auto outcome = sub.queue->ack(id, tags);
+    for (const auto& m : outcome.removed) account(-static_cast<std::int64_t>(m->footprint()));
+    dispatch(sub.queue->key(), *sub.queue, false);
     complete_on(self_, std::move(done), ok());
     return;
   }
-  const auto owner = it->second.owner;
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
+  const auto owner = it->second.owner;
   if (owner == self_) {
     owner_settle(it->second.queue_key, id, std::move(tags), true, true, std::move(reply));
-  } else {
-    executor_.post(owner, [peer = peers_[owner.value()], key = it->second.queue_key, id, tags = std::move(tags),
-                           reply = std::move(reply)]() mutable {
-      peer->owner_settle(std::move(key), id, std::move(tags), true, true, std::move(reply));
-    });
+    return;
   }
+  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), reply = std::move(reply)](Broker& b) mutable {
+    b.owner_settle(std::move(key), id, std::move(tags), true, true, std::move(reply));
+  });
 }
 
 void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
@@ -257,206 +395,43 @@ void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion don
     complete_on(self_, std::move(done), unexpected(Errc::not_found, "no such subscription"));
     return;
   }
-  if (it->second.topic) {
+  if (it->second.topic_private) {
     auto& sub = topic_subscriptions_.at(id);
-    (void)sub.queue->nack(id, tags);
-    dispatch(*sub.queue, false);
+    auto outcome = sub.queue->nack(id, tags);
+    handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
     complete_on(self_, std::move(done), ok());
     return;
   }
-  const auto owner = it->second.owner;
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
+  const auto owner = it->second.owner;
   if (owner == self_) {
     owner_settle(it->second.queue_key, id, std::move(tags), false, false, std::move(reply));
-  } else {
-    executor_.post(owner, [peer = peers_[owner.value()], key = it->second.queue_key, id, tags = std::move(tags),
-                           reply = std::move(reply)]() mutable {
-      peer->owner_settle(std::move(key), id, std::move(tags), false, false, std::move(reply));
-    });
-  }
-}
-
-// ---------------------------------------------------------------- owner side
-
-Queue* Broker::find_or_create_queue(const std::string& key) {
-  auto it = queues_.find(key);
-  if (it != queues_.end()) return it->second.get();
-  auto [ins, _] = queues_.emplace(key, std::make_unique<Queue>(key));
-  return ins->second.get();
-}
-
-void Broker::owner_enqueue(std::vector<MessagePtr> messages) {
-  // Consecutive messages for one queue are dispatched together.
-  Queue* current = nullptr;
-  for (auto& m : messages) {
-    Queue* q = find_or_create_queue(m->destination.key());
-    if (current != nullptr && q != current) dispatch(*current, true);
-    current = q;
-    q->enqueue(std::move(m));
-  }
-  if (current != nullptr) dispatch(*current, true);
-}
-
-void Broker::owner_add_consumer(std::string key, ConsumerRef ref, Completion done) {
-  Queue* q = find_or_create_queue(key);
-  q->add_consumer(std::move(ref));
-  if (done) done(ok());
-  dispatch(*q, true);
-}
-
-void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion done) {
-  auto it = queues_.find(key);
-  if (it != queues_.end()) {
-    it->second->remove_consumer(id);
-    dispatch(*it->second, true);
-  }
-  if (done) done(ok());
-}
-
-void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
-                          bool persist_acks, Completion done) {
-  auto it = queues_.find(key);
-  if (it == queues_.end()) {
-    if (done) done(unexpected(Errc::not_found, "queue " + key));
     return;
   }
-  Queue& q = *it->second;
-  if (!is_ack) {
-    (void)q.nack(id, tags);
-    dispatch(q, true);
-    if (done) done(ok());
-    return;
-  }
-  auto outcome = q.ack(id, tags);
-  store::Batch batch;
-  if (persist_acks) {
-    for (const auto& m : outcome.removed) {
-      if (m->persistent) batch.push_back(store::Record::acked(key, m->id));
-    }
-  }
-  dispatch(q, true);
-  if (batch.empty()) {
-    if (done) done(ok());
-    return;
-  }
-  store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
-    // `done` is ack()'s reply, which hops to the consumer's shard itself.
-    if (done) done(std::move(st));
+  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), reply = std::move(reply)](Broker& b) mutable {
+    b.owner_settle(std::move(key), id, std::move(tags), false, false, std::move(reply));
   });
 }
 
-void Broker::dispatch(Queue& queue, bool durable) {
-  std::vector<MessagePtr> expired;
-  auto batches = queue.dispatch(now_ms(), expired);
-  store::Batch records;
-  if (durable) {
-    for (const auto& m : expired) {
-      if (m->persistent) records.push_back(store::Record::acked(queue.key(), m->id));
-    }
-  }
-  for (auto& d : batches) {
-    // Delivery records let a restart flag these messages redelivered; auto-acked ones are acked
-    // as soon as they are written, so they need none.
-    if (durable && d.consumer.ack_mode != AckMode::auto_ack) {
-      for (const auto& del : d.batch) {
-        if (del.message->persistent) {
-          records.push_back(store::Record::delivered(queue.key(), del.message->id, del.delivery_count));
-        }
-      }
-    }
-    if (d.consumer.home == self_) {
-      d.consumer.consumer->deliver(d.consumer.id, std::move(d.batch));
-    } else {
-      executor_.post(d.consumer.home, [c = d.consumer.consumer, id = d.consumer.id, batch = std::move(d.batch)]() mutable {
-        c->deliver(id, std::move(batch));
-      });
-    }
-  }
-  if (!records.empty()) persist_async(std::move(records));
-}
-
-void Broker::persist_async(store::Batch batch) {
-  store_.append(std::move(batch), [](Status) {
-    // Acks of expired messages and delivery hints: losing one at a crash only means a message
-    // comes back (or comes back unflagged); nobody waits on them.
+void Broker::delete_queue(Destination destination, Completion done) {
+  auto key = destination.key();
+  auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
+  post_to(owner_shard(key, peers_.size()), [key = std::move(key), reply = std::move(reply)](Broker& b) mutable {
+    b.owner_delete(std::move(key), std::move(reply));
   });
-}
-
-void Broker::restore(const std::string& queue_key, MessagePtr message, std::uint32_t delivery_count) {
-  find_or_create_queue(queue_key)->restore(std::move(message), delivery_count);
-}
-
-// ---------------------------------------------------------------- topics
-
-void Broker::broadcast(std::function<void(Broker&)> fn, Completion done) {
-  auto fan = std::make_shared<FanIn>(FanIn{peers_.size(), ok(), std::move(done)});
-  const ShardId home = self_;
-  for (auto* peer : peers_) {
-    auto step = [peer, fn, fan, home, this]() {
-      fn(*peer);
-      // Count on the home shard only: FanIn is not shared across threads.
-      auto finish = [fan]() {
-        if (--fan->remaining == 0 && fan->done) fan->done(fan->first_error);
-      };
-      if (peer->self_ == home) {
-        finish();
-      } else {
-        peer->executor_.post(home, finish);
-      }
-    };
-    if (peer == this) {
-      step();
-    } else {
-      executor_.post(peer->self_, step);
-    }
-  }
-}
-
-void Broker::index_add(std::string filter, TopicSubscriber subscriber) { topic_index_.add(filter, subscriber); }
-
-void Broker::index_remove(std::string filter, ConsumerId id) { (void)topic_index_.remove(filter, id); }
-
-void Broker::publish(const std::vector<MessagePtr>& messages) {
-  const std::size_t n = peers_.size();
-  std::vector<std::vector<std::pair<ConsumerId, MessagePtr>>> by_home(n);
-  std::vector<TopicSubscriber> matched;
-  for (const auto& m : messages) {
-    matched.clear();
-    topic_index_.match(m->destination.name, matched);
-    for (const auto& s : matched) by_home[s.home.value()].emplace_back(s.id, m);
-  }
-  for (std::size_t s = 0; s < n; ++s) {
-    if (by_home[s].empty()) continue;
-    if (s == self_.value()) {
-      topic_enqueue(std::move(by_home[s]));
-    } else {
-      executor_.post(ShardId(static_cast<std::uint32_t>(s)),
-                     [peer = peers_[s], batch = std::move(by_home[s])]() mutable { peer->topic_enqueue(std::move(batch)); });
-    }
-  }
-}
-
-void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries) {
-  Queue* current = nullptr;
-  for (auto& [id, m] : deliveries) {
-    auto it = topic_subscriptions_.find(id);
-    if (it == topic_subscriptions_.end()) continue;  // unsubscribed while the message was on its way
-    Queue* q = it->second.queue.get();
-    if (current != nullptr && q != current) dispatch(*current, false);
-    current = q;
-    q->enqueue(std::move(m));
-  }
-  if (current != nullptr) dispatch(*current, false);
 }
 
 BrokerStats Broker::stats() const {
   BrokerStats s;
   s.queues = queues_.size();
   for (const auto& [k, q] : queues_) {
-    s.messages_ready += q->depth();
-    s.messages_unacked += q->unacked();
+    s.messages_ready += q.queue->depth();
+    s.messages_unacked += q.queue->unacked();
   }
   s.topic_subscriptions = topic_subscriptions_.size();
+  s.named_subscriptions = named_.size();
+  s.retained = retained_.size();
+  s.scheduled = schedule_.size();
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -12,12 +13,18 @@
 #include "core/consumer.hpp"
 #include "core/destination_tree.hpp"
 #include "core/executor.hpp"
+#include "core/memory_gauge.hpp"
 #include "core/message.hpp"
 #include "core/options.hpp"
 #include "core/queue.hpp"
+#include "core/schedule.hpp"
 #include "store/store.hpp"
 
 namespace carrier::core {
+
+namespace selector {
+class Selector;
+}  // namespace selector
 
 // Runs on the shard that asked, once the operation has taken effect (for persistent messages:
 // once the store has made them durable).
@@ -28,6 +35,30 @@ struct SubscribeRequest {
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 0;   // 0: the default for the ack mode
   std::shared_ptr<Consumer> consumer;
+
+  // Topics only. A named subscription outlives its consumers' connections: messages published
+  // while nobody is attached wait in it. `durable` ones also survive a restart (definition and
+  // persistent messages in the store). Several consumers attaching to one name compete for its
+  // messages (JMS 2.0 shared subscriptions, MQTT $share). Names are global: protocols prefix
+  // them ("stomp:<client-id>:<name>", "mqtt:<client-id>:<filter>").
+  std::string subscription_name;
+  bool durable = false;
+  // Only messages this selector matches (JMS message selector, already parsed); `selector_text`
+  // is kept with a durable subscription's definition.
+  std::shared_ptr<const selector::Selector> selector;
+  std::string selector_text;
+  // Topics: skip messages whose Message::origin equals this (MQTT no-local, JMS noLocal).
+  std::uint64_t no_local_origin = 0;
+  // Topics: after subscribing, deliver the retained messages matching the filter (MQTT).
+  bool want_retained = false;
+};
+
+// A named topic subscription as every shard knows it.
+struct NamedSubscription {
+  std::string name;
+  std::string filter;  // the topic filter
+  bool durable = false;
+  std::string selector;  // selector text, empty for none
 };
 
 // Deliveries named for an ack or nack inside a transaction. The message is carried so that the
@@ -49,58 +80,101 @@ struct BrokerStats {
   std::size_t messages_ready = 0;
   std::size_t messages_unacked = 0;
   std::size_t topic_subscriptions = 0;
+  std::size_t named_subscriptions = 0;
+  std::size_t retained = 0;
+  std::size_t scheduled = 0;
 };
 
-// The core on one shard. It owns the queues whose keys hash to this shard and the private queues
-// of the topic subscriptions whose consumers live here; it keeps a replica of every topic
-// subscription filter so a publish is matched where it arrives. Protocol sessions call the
+// Parses selector text for durable subscriptions recovered from the store (the selector library
+// sits above core; serve wires it in).
+using SelectorCompiler = std::function<std::shared_ptr<const selector::Selector>(const std::string&)>;
+using SelectorMatcher = std::function<bool(const selector::Selector&, const Message&)>;
+
+// The core on one shard. It owns the queues whose keys hash to this shard (including named
+// subscriptions' queues and retained messages), and the private queues of the topic
+// subscriptions whose consumers live here; it keeps a replica of every topic subscription filter
+// and named subscription so a publish is matched where it arrives. Protocol sessions call the
 // public operations on their own shard's Broker; the Broker crosses to other shards only by
 // posting to their Broker through the Executor. No locks: everything here is touched by one
-// thread.
+// thread. Timed work (redelivery delays, scheduled messages, sweeps) sits in one Schedule with
+// a single wake-up.
 // Runs on: its shard.
 class Broker {
  public:
   using Clock = std::function<std::int64_t()>;  // epoch milliseconds
 
-  Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {});
+  Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {},
+         MemoryGauge* memory = nullptr);
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
   // Every shard's Broker, index = shard id. Set once before any traffic.
   void set_peers(std::vector<Broker*> peers);
+  void set_selectors(SelectorCompiler compile, SelectorMatcher match);
+  // Starts the periodic sweeps. Call on this shard once it runs.
+  void start();
 
   ShardId shard() const { return self_; }
   std::int64_t now_ms() const { return clock_(); }
   MessageId next_message_id() { return ids_.next(); }
   const Options& options() const { return options_; }
+  MemoryGauge* memory() const { return memory_; }
+  const DestinationPolicy& policy_for(const Destination& d) const;
 
   // --- for protocol sessions on this shard ---
 
   // Routes each message to its queue or to the topic's subscribers. Persistent messages for
-  // queues are stored first; `done` runs once they are durable (or failed).
+  // queues and durable subscriptions are stored first; `done` runs once they are durable (or
+  // failed, or refused by a full destination).
   void send(std::vector<MessagePtr> messages, Completion done);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
+  // Detaches the consumer. A named subscription stays (with its messages) until
+  // remove_subscription(); a private one is gone. A non-durable named one goes with its last
+  // consumer.
   void unsubscribe(ConsumerId id, Completion done);
+  // Deletes a named subscription and every message waiting in it (durable ones from the store).
+  void remove_subscription(std::string name, Completion done);
+  // The named subscriptions whose names start with `prefix` (every shard holds them all).
+  std::vector<NamedSubscription> named_subscriptions(std::string_view prefix) const;
   void ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   void nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
+  // Deletes a queue and its messages (temporary queues when their connection closes).
+  void delete_queue(Destination destination, Completion done);
 
   // Checks a destination a producer or consumer names: exists (or may be created), and no
   // wildcard where one is not allowed.
   Status check_destination(const Destination& d, bool for_subscribe) const;
 
-  // --- recovery, before serving: a message the store kept, for a queue this shard owns ---
-  void restore(const std::string& queue_key, MessagePtr message, std::uint32_t delivery_count);
+  // --- recovery, before serving ---
+  // Routes one recovered record to the shard that owns it (every shard for subscription
+  // definitions). Call before the shard threads start.
+  static void recover(const std::vector<Broker*>& brokers, store::RecoveredMessage recovered);
 
   BrokerStats stats() const;
 
  private:
   struct SubscriptionInfo {
     Destination destination;
-    bool topic = false;
-    ShardId owner;          // queue subscriptions: the queue's shard
-    std::string queue_key;  // queue subscriptions: the queue's key
+    bool topic_private = false;  // a private topic subscription: its queue is here
+    ShardId owner;               // queue and named subscriptions: the queue's shard
+    std::string queue_key;       // queue and named subscriptions: the queue's key
+    std::string subscription_name;
+  };
+
+  struct OwnedQueue {
+    std::unique_ptr<Queue> queue;
+    bool stored = true;      // persistent messages in it are in the store
+    std::string subscription_name;  // named subscriptions
+    bool durable = false;
+  };
+
+  struct NamedEntry {
+    NamedSubscription def;
+    MessageId definition_id;  // the store record holding a durable definition
+    std::shared_ptr<const selector::Selector> selector;
+    std::uint64_t no_local_origin = 0;
   };
 
   struct TopicSubscription {
@@ -108,40 +182,79 @@ class Broker {
     std::unique_ptr<Queue> queue;
   };
 
-  // owner side: run on the shard that owns the queue
-  Queue* find_or_create_queue(const std::string& key);
-  void owner_enqueue(std::vector<MessagePtr> messages);
+  // A message on its way to a queue: which queue, which message.
+  struct Routed {
+    std::string key;
+    MessagePtr message;
+  };
+
+  // ---- producer side (broker.cpp)
+  void route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private,
+                     Completion verdict);
+  void plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
+            std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
+            store::Batch& batch);
+  void complete_on(ShardId shard, Completion done, Status status);
+  void post_to(ShardId shard, std::function<void(Broker&)> fn);
+
+  // ---- owner side (broker_owner.cpp)
+  OwnedQueue& owned(const std::string& key);
+  void owner_enqueue(std::vector<Routed> messages, Completion verdict);
   void owner_add_consumer(std::string key, ConsumerRef ref, Completion done);
   void owner_remove_consumer(std::string key, ConsumerId id, Completion done);
   void owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool ack, bool persist_acks,
                     Completion done);
-  void dispatch(Queue& queue, bool durable);
+  void owner_delete(std::string key, Completion done);
+  void dispatch(const std::string& key, Queue& queue, bool stored);
+  // Returned deliveries: dead-letter, delay or requeue each per its destination's policy.
+  void handle_returned(const std::string& key, Queue& queue, bool stored, std::vector<Queue::Entry> entries);
+  void dead_letter(const std::string& key, bool stored, Queue::Entry entry, std::string_view reason,
+                   store::Batch& batch, std::vector<Routed>& moved);
+  void finish_dead_letters(store::Batch batch, std::vector<Routed> moved);
+  void release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch);
+  std::int64_t redelivery_delay(const DestinationPolicy& p, std::uint32_t deliveries);
+  void sweep();
+  void at(std::int64_t due_ms, Schedule::Task task);
+  void arm();
+  void on_wake();
+  void account(std::int64_t bytes);
 
-  // topic side
+  // ---- topics (broker_topics.cpp)
   void index_add(std::string filter, TopicSubscriber subscriber);
   void index_remove(std::string filter, ConsumerId id);
-  void publish(const std::vector<MessagePtr>& messages);
+  void named_add(NamedEntry entry, std::uint32_t owner);
+  void named_remove(const std::string& name);
   void topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries);
-
-  void route(std::vector<MessagePtr> messages);
-  void persist_async(store::Batch batch);
-  // Runs `done(status)` on `shard`: directly when called on that shard's thread, else posted.
-  void complete_on(ShardId shard, Completion done, Status status);
   void broadcast(std::function<void(Broker&)> fn, Completion done);
+  Result<ConsumerId> subscribe_named(SubscribeRequest request, ConsumerRef ref, Completion done);
+  void retain(MessagePtr message);
+  void send_retained(std::string filter, TopicSubscriber target);
+  bool selected(const TopicSubscriber& s, const Message& m) const;
 
   ShardId self_;
   Executor& executor_;
   store::Store& store_;
   Options options_;
   Clock clock_;
+  MemoryGauge* memory_;
   MessageIdGenerator ids_;
+  std::mt19937_64 random_;
   std::vector<Broker*> peers_;
   std::unordered_set<std::string> configured_queues_;
+  SelectorCompiler compile_selector_;
+  SelectorMatcher match_selector_;
+  DestinationPolicy default_policy_;
+  std::vector<std::pair<Destination, std::size_t>> policy_patterns_;  // kind + filter -> policies index
+  std::vector<bool> policy_any_kind_;
 
-  std::unordered_map<std::string, std::unique_ptr<Queue>> queues_;  // owned here, by key
-  std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;  // consumers homed here
+  std::unordered_map<std::string, OwnedQueue> queues_;               // owned here, by key
+  std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;   // consumers homed here
   std::unordered_map<ConsumerId, TopicSubscription> topic_subscriptions_;
-  DestinationTree topic_index_;
+  std::unordered_map<std::string, NamedEntry> named_;                // replica: every named subscription
+  std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
+  DestinationTree topic_index_;                                      // replica: every topic subscription
+  Schedule schedule_;
+  std::int64_t armed_due_ = INT64_MAX;
   std::uint64_t next_consumer_ = 1;
 };
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <tuple>
 
 namespace carrier::core {
 namespace {
@@ -13,6 +15,16 @@ class FakeExecutor : public Executor {
   explicit FakeExecutor(std::size_t n) : n_(n) {}
   std::size_t shard_count() const override { return n_; }
   void post(ShardId shard, std::function<void()> fn) override { tasks_.emplace_back(shard, std::move(fn)); }
+  void post_after(ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override {
+    timers_.emplace_back(delay_ms, shard, std::move(fn));
+  }
+  // Fires every pending timer (time is the test's to move).
+  void fire_timers() {
+    auto timers = std::move(timers_);
+    timers_.clear();
+    for (auto& [delay, shard, fn] : timers) on(shard, fn);
+    drain();
+  }
   std::optional<ShardId> current() const override { return current_; }
 
   void on(ShardId shard, const std::function<void()>& fn) {
@@ -33,6 +45,7 @@ class FakeExecutor : public Executor {
  private:
   std::size_t n_;
   std::deque<std::pair<ShardId, std::function<void()>>> tasks_;
+  std::vector<std::tuple<std::uint64_t, ShardId, std::function<void()>>> timers_;
   std::optional<ShardId> current_;
 };
 
@@ -78,14 +91,26 @@ struct Collector : Consumer {
 class BrokerTest : public ::testing::Test {
  protected:
   static constexpr std::size_t kShards = 3;
-  BrokerTest() : ex_(kShards), store_(ex_) {
+  BrokerTest() : ex_(kShards), store_(ex_) { build(Options{}); }
+
+  void build(Options options) {
+    brokers_.clear();
     for (std::size_t i = 0; i < kShards; ++i) {
-      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, Options{}));
+      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
+                                                  [this] { return now_; }));
     }
     std::vector<Broker*> peers;
     for (auto& b : brokers_) peers.push_back(b.get());
     for (auto& b : brokers_) b->set_peers(peers);
   }
+
+  // Moves the clock and runs whatever became due.
+  void advance(std::int64_t ms) {
+    now_ += ms;
+    ex_.fire_timers();
+  }
+
+  std::int64_t now_ = 1'000'000;
 
   MessagePtr make(std::string body, Destination d, bool persistent = false) {
     auto m = std::make_shared<Message>();
@@ -233,6 +258,182 @@ TEST_F(BrokerTest, DestinationChecks) {
   auto st = s.check_destination({DestinationKind::queue, "unknown"}, false);
   ASSERT_FALSE(st.has_value());
   EXPECT_EQ(st.error().code, Errc::not_found);
+}
+
+const Destination kTopic{DestinationKind::topic, "news"};
+
+TEST_F(BrokerTest, DurableSubscriptionKeepsMessagesWhileDetached) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, c};
+  req.subscription_name = "stomp:app:s1";
+  req.durable = true;
+  on(0, [&](Broker& b) { id = *b.subscribe(req, nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  on(1, [&](Broker& b) { b.send({make("one", kTopic, true)}, nullptr); });
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"one"}));
+  on(0, [&](Broker& b) { b.ack(id, {c->got[0].tag}, nullptr); });
+  on(0, [&](Broker& b) { b.unsubscribe(id, nullptr); });
+  on(2, [&](Broker& b) { b.send({make("two", kTopic, true)}, nullptr); });
+  // The definition and the persistent message are in the store.
+  EXPECT_TRUE(std::any_of(store_.records.begin(), store_.records.end(), [](const store::Record& r) {
+    return r.queue == "subscription:stomp:app:s1" && r.kind == store::RecordKind::message && *r.message->body == "two";
+  }));
+  auto again = std::make_shared<Collector>();
+  req.consumer = again;
+  on(2, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  EXPECT_EQ(again->bodies(), (std::vector<std::string>{"two"}));
+  EXPECT_EQ(brokers_[1]->named_subscriptions("stomp:app:").size(), 1u);
+  on(2, [&](Broker& b) { b.remove_subscription("stomp:app:s1", nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(brokers_[0]->named_subscriptions("stomp:").empty());
+}
+
+TEST_F(BrokerTest, SharedSubscriptionConsumersCompete) {
+  auto a = std::make_shared<Collector>();
+  auto b = std::make_shared<Collector>();
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, a};
+  req.subscription_name = "shared:g";
+  on(0, [&](Broker& br) { (void)br.subscribe(req, nullptr); });
+  req.consumer = b;
+  on(1, [&](Broker& br) { (void)br.subscribe(req, nullptr); });
+  std::vector<MessagePtr> batch;
+  for (int i = 0; i < 10; ++i) batch.push_back(make(std::to_string(i), kTopic));
+  on(2, [&](Broker& br) { br.send(batch, nullptr); });
+  EXPECT_EQ(a->got.size() + b->got.size(), 10u);
+  EXPECT_EQ(a->got.size(), 5u);
+}
+
+TEST_F(BrokerTest, RedeliveryWaitsItsDelayThenDeadLetters) {
+  Options o;
+  DestinationPolicy p;
+  p.match = "queue:orders";
+  p.redelivery_delay_ms = 100;
+  p.redelivery_jitter = 0;
+  p.max_deliveries = 2;
+  o.policies.push_back(p);
+  build(o);
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  on(1, [&](Broker& b) { b.send({make("poison", kQueue, true)}, nullptr); });
+  ASSERT_EQ(c->got.size(), 1u);
+  on(0, [&](Broker& b) { b.nack(id, {c->got[0].tag}, nullptr); });
+  EXPECT_EQ(c->got.size(), 1u) << "not before its delay";
+  advance(100);
+  ASSERT_EQ(c->got.size(), 2u);
+  EXPECT_TRUE(c->got[1].redelivered);
+  EXPECT_EQ(c->got[1].delivery_count, 2u);
+  auto dlq = std::make_shared<Collector>();
+  on(2, [&](Broker& b) { (void)b.subscribe({{DestinationKind::queue, "DLQ.orders"}, AckMode::auto_ack, 0, dlq}, nullptr); });
+  on(0, [&](Broker& b) { b.nack(id, {c->got[1].tag}, nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  ASSERT_EQ(dlq->got.size(), 1u);
+  const auto& props = dlq->got[0].message->properties;
+  EXPECT_NE(std::find(props.begin(), props.end(), std::pair<std::string, std::string>{"dlq-reason", "max-deliveries"}),
+            props.end());
+  EXPECT_NE(std::find(props.begin(), props.end(), std::pair<std::string, std::string>{"original-destination", "/queue/orders"}),
+            props.end());
+  EXPECT_EQ(c->got.size(), 2u) << "never in both";
+}
+
+TEST_F(BrokerTest, ScheduledMessageWaitsForItsTime) {
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  auto m = std::make_shared<Message>(*make("later", kQueue));
+  m->deliver_at_ms = now_ + 500;
+  on(1, [&](Broker& b) { b.send({m}, nullptr); });
+  EXPECT_TRUE(c->got.empty());
+  advance(500);
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"later"}));
+}
+
+TEST_F(BrokerTest, OverflowRejectReachesTheProducer) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 2;
+  o.policies.push_back(p);
+  build(o);
+  std::vector<Status> results;
+  for (int i = 0; i < 3; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, [&](Status st) { results.push_back(st); }); });
+  }
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].has_value());
+  EXPECT_TRUE(results[1].has_value());
+  ASSERT_FALSE(results[2].has_value());
+  EXPECT_EQ(results[2].error().code, Errc::limit_exceeded);
+}
+
+TEST_F(BrokerTest, OverflowDropOldest) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 2;
+  p.overflow = OverflowPolicy::drop_oldest;
+  o.policies.push_back(p);
+  build(o);
+  for (int i = 0; i < 4; ++i) on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, nullptr); });
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"2", "3"}));
+}
+
+TEST_F(BrokerTest, SweeperRemovesExpiredAndIdleQueues) {
+  Options o;
+  o.sweep_interval_ms = 100;
+  DestinationPolicy p;
+  p.idle_expiry_ms = 1000;
+  o.policies.push_back(p);
+  build(o);
+  for (auto& b : brokers_) ex_.on(b->shard(), [&] { b->start(); });
+  auto m = std::make_shared<Message>(*make("short", kQueue, true));
+  m->expires_ms = now_ + 50;
+  on(1, [&](Broker& b) { b.send({m, make("long", kQueue)}, nullptr); });
+  store_.complete_all();
+  advance(100);
+  EXPECT_TRUE(std::any_of(store_.records.begin(), store_.records.end(),
+                          [](const store::Record& r) { return r.kind == store::RecordKind::ack; }))
+      << "the expired persistent message is removed from the store too";
+  std::size_t ready = 0;
+  for (auto& b : brokers_) ready += b->stats().messages_ready;
+  EXPECT_EQ(ready, 1u);
+  for (int i = 0; i < 11; ++i) advance(100);
+  std::size_t queues = 0;
+  for (auto& b : brokers_) queues += b->stats().queues;
+  EXPECT_EQ(queues, 0u) << "idle for longer than idle_expiry_ms";
+}
+
+TEST_F(BrokerTest, RetainedMessagesReachLaterSubscribers) {
+  auto m = std::make_shared<Message>(*make("21C", {DestinationKind::topic, "sensors.t1"}));
+  m->retain = true;
+  on(0, [&](Broker& b) { b.send({m}, nullptr); });
+  auto c = std::make_shared<Collector>();
+  SubscribeRequest req{{DestinationKind::topic, "sensors.*"}, AckMode::auto_ack, 0, c};
+  req.want_retained = true;
+  on(1, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  ASSERT_EQ(c->bodies(), (std::vector<std::string>{"21C"}));
+  EXPECT_TRUE(c->got[0].message->from_retained);
+  auto clear = std::make_shared<Message>(*make("", {DestinationKind::topic, "sensors.t1"}));
+  clear->retain = true;
+  on(2, [&](Broker& b) { b.send({clear}, nullptr); });
+  auto later = std::make_shared<Collector>();
+  req.consumer = later;
+  on(1, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  EXPECT_TRUE(later->got.empty());
+}
+
+TEST_F(BrokerTest, NoLocalSkipsOwnMessages) {
+  auto c = std::make_shared<Collector>();
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, c};
+  req.no_local_origin = 42;
+  on(0, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  auto mine = std::make_shared<Message>(*make("mine", kTopic));
+  mine->origin = 42;
+  on(0, [&](Broker& b) { b.send({mine, make("theirs", kTopic)}, nullptr); });
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"theirs"}));
 }
 
 }  // namespace

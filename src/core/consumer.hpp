@@ -40,6 +40,10 @@ class Consumer {
   virtual void deliver(ConsumerId id, std::vector<Delivery> batch) = 0;
 };
 
+namespace selector {
+class Selector;
+}  // namespace selector
+
 // A consumer as a queue sees it: where it lives and what it can take.
 struct ConsumerRef {
   ConsumerId id;
@@ -47,6 +51,7 @@ struct ConsumerRef {
   std::shared_ptr<Consumer> consumer;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 1000;
+  std::shared_ptr<const selector::Selector> selector;  // null: takes every message
 };
 
 }  // namespace carrier::core

@@ -30,8 +30,8 @@ std::string_view next_level(std::string_view& name, bool& more) {
   return level;
 }
 
-bool erase_subscriber(std::vector<TopicSubscriber>& v, ConsumerId id) {
-  auto it = std::find_if(v.begin(), v.end(), [id](const TopicSubscriber& s) { return s.id == id; });
+bool erase_subscriber(std::vector<TopicSubscriber>& v, const std::function<bool(const TopicSubscriber&)>& pred) {
+  auto it = std::find_if(v.begin(), v.end(), pred);
   if (it == v.end()) return false;
   v.erase(it);
   return true;
@@ -92,6 +92,26 @@ void DestinationTree::add(std::string_view filter, TopicSubscriber subscriber) {
 }
 
 bool DestinationTree::remove(std::string_view filter, ConsumerId id) {
+  return remove_if(filter, [id](const TopicSubscriber& s) { return s.queue_key.empty() && s.id == id; });
+}
+
+bool DestinationTree::remove_named(std::string_view filter, std::string_view queue_key) {
+  return remove_if(filter, [queue_key](const TopicSubscriber& s) { return s.queue_key == queue_key; });
+}
+
+bool DestinationTree::filter_matches(std::string_view filter, std::string_view name) {
+  bool fmore = true, nmore = true;
+  while (fmore) {
+    auto f = next_level(filter, fmore);
+    if (f == ">") return nmore;  // one or more levels left
+    if (!nmore) return false;
+    auto n = next_level(name, nmore);
+    if (f != "*" && f != n) return false;
+  }
+  return !nmore;
+}
+
+bool DestinationTree::remove_if(std::string_view filter, const std::function<bool(const TopicSubscriber&)>& pred) {
   // Walk down remembering the path so emptied nodes can be pruned on the way back.
   std::vector<std::pair<Node*, std::string>> path;
   Node* node = root_.get();
@@ -101,7 +121,7 @@ bool DestinationTree::remove(std::string_view filter, ConsumerId id) {
   while (more) {
     auto level = next_level(rest, more);
     if (level == ">") {
-      removed = erase_subscriber(node->rest, id);
+      removed = erase_subscriber(node->rest, pred);
       break;
     }
     Node* next = nullptr;
@@ -114,7 +134,7 @@ bool DestinationTree::remove(std::string_view filter, ConsumerId id) {
     if (next == nullptr) return false;
     path.emplace_back(node, std::string(level));
     node = next;
-    if (!more) removed = erase_subscriber(node->here, id);
+    if (!more) removed = erase_subscriber(node->here, pred);
   }
   if (!removed) return false;
   --size_;

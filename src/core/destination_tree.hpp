@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,10 +12,19 @@
 
 namespace carrier::core {
 
-// A topic subscription as the matcher sees it: which consumer, on which shard.
+namespace selector {
+class Selector;
+}  // namespace selector
+
+// A topic subscription as the matcher sees it. A private subscription is a consumer's own queue
+// on its home shard; a named (durable or shared) one is the queue `queue_key` on shard `home`.
 struct TopicSubscriber {
   ConsumerId id;
   ShardId home;
+  std::string queue_key;  // named subscriptions only
+  bool durable = false;
+  std::shared_ptr<const selector::Selector> selector;
+  std::uint64_t no_local_origin = 0;
 };
 
 // Topic filters in a trie over '.'-separated levels. `*` matches exactly one level; `>` (last
@@ -28,17 +38,21 @@ class DestinationTree {
 
   void add(std::string_view filter, TopicSubscriber subscriber);
   bool remove(std::string_view filter, ConsumerId id);
+  bool remove_named(std::string_view filter, std::string_view queue_key);
   // Appends every subscriber whose filter matches `name` (a concrete topic name).
   void match(std::string_view name, std::vector<TopicSubscriber>& out) const;
   std::size_t size() const { return size_; }
 
   static bool has_wildcards(std::string_view name);
+  // Whether one filter matches one concrete name (no trie; for retained messages, policies).
+  static bool filter_matches(std::string_view filter, std::string_view name);
   // A filter is valid when no level is empty and `>` appears only as the whole last level and
   // `*` only as a whole level.
   static bool is_valid_filter(std::string_view filter);
 
  private:
   struct Node;
+  bool remove_if(std::string_view filter, const std::function<bool(const TopicSubscriber&)>& pred);
   std::unique_ptr<Node> root_;
   std::size_t size_ = 0;
 };

@@ -21,6 +21,9 @@ class Executor {
   virtual ~Executor() = default;
   virtual std::size_t shard_count() const = 0;
   virtual void post(ShardId shard, std::function<void()> fn) = 0;
+  // Runs `fn` on `shard` once `delay_ms` has passed. The Broker keeps one such wake-up per shard
+  // for its whole schedule, so this is not called per message.
+  virtual void post_after(ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) = 0;
   // The shard whose thread is calling, or nullopt on any other thread (the store's writer).
   virtual std::optional<ShardId> current() const = 0;
 };

@@ -48,6 +48,10 @@ struct Message {
   std::string content_type;
   Properties properties;              // user headers, passed through unchanged
   Body body;
+  std::int64_t deliver_at_ms = 0;     // scheduled delivery: not before this epoch ms; 0 = now
+  std::uint64_t origin = 0;           // the connection that published it (for no-local); not stored
+  bool retain = false;                // MQTT retained: also kept as the topic's last message
+  bool from_retained = false;         // this copy is sent because it was retained (not stored)
 
   std::size_t body_size() const { return body ? body->size() : 0; }
   // Approximate bytes this message holds in memory; used for limits and accounting.

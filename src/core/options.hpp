@@ -6,11 +6,40 @@
 
 namespace carrier::core {
 
+enum class OverflowPolicy : std::uint8_t { reject, drop_oldest };
+
+// How one family of destinations behaves. Matched by pattern, first match wins; destinations no
+// pattern matches use a default-constructed policy.
+struct DestinationPolicy {
+  std::string match = ">";  // "queue:PATTERN" / "topic:PATTERN" (or bare PATTERN: both kinds); `*` `>` wildcards
+
+  // Redelivery (seed 002's Retransmission pattern): a NACKed or returned message waits
+  // delay = min(max, initial * multiplier^(deliveries-1)) * (1 ± jitter) before it is offered again.
+  std::uint32_t redelivery_delay_ms = 0;
+  double redelivery_multiplier = 2.0;
+  std::uint32_t redelivery_max_delay_ms = 60000;
+  double redelivery_jitter = 0.2;
+  std::uint32_t max_deliveries = 0;  // 0: unlimited; else after that many deliveries -> dead-letter queue
+  std::string dead_letter_queue = "DLQ.{name}";
+  bool expired_to_dlq = false;
+
+  std::uint64_t ttl_ms = 0;  // default time-to-live for messages without `expires`; 0: none
+
+  std::uint64_t max_messages = 0;  // 0: unlimited
+  std::uint64_t max_bytes = 0;
+  OverflowPolicy overflow = OverflowPolicy::reject;
+
+  std::uint64_t idle_expiry_ms = 0;  // delete an unconsumed queue and its messages after this long; 0: never
+};
+
 struct Options {
   bool auto_create = true;               // create destinations on first use
   std::vector<std::string> queues;       // queues that exist from the start (needed without auto_create)
   std::uint32_t prefetch_auto = 1000;    // default credit for ack:auto subscriptions
   std::uint32_t prefetch_client = 100;   // default credit for client and client-individual
+  std::vector<DestinationPolicy> policies;
+  std::uint32_t sweep_interval_ms = 1000;  // expiry and idle sweeps
+  std::uint64_t memory_limit_bytes = 0;    // stop reading producers past this many bytes of messages; 0: no limit
 };
 
 }  // namespace carrier::core

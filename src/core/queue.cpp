@@ -6,15 +6,14 @@ namespace carrier::core {
 
 namespace {
 std::size_t priority_index(const Message& m) { return std::min<std::size_t>(m.priority, 9); }
+bool expired(const Message& m, std::int64_t now_ms) { return m.expires_ms != 0 && m.expires_ms <= now_ms; }
 }  // namespace
 
 void Queue::enqueue(MessagePtr message) {
   Entry e;
   e.message = std::move(message);
   e.seq = next_seq_++;
-  const auto p = priority_index(*e.message);
-  ready_[p].push_back(std::move(e));
-  ++ready_count_;
+  push_back_ready(std::move(e));
 }
 
 void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
@@ -23,29 +22,24 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
   e.seq = next_seq_++;
   e.delivery_count = delivery_count;
   e.redelivered = delivery_count > 0;
-  const auto p = priority_index(*e.message);
-  ready_[p].push_back(std::move(e));
+  push_back_ready(std::move(e));
+}
+
+void Queue::requeue(Entry entry) { push_ready(std::move(entry)); }
+
+void Queue::push_back_ready(Entry entry) {
+  ready_bytes_ += entry.message->footprint();
   ++ready_count_;
+  ready_[priority_index(*entry.message)].push_back(std::move(entry));
 }
 
 void Queue::push_ready(Entry entry) {
   auto& lane = ready_[priority_index(*entry.message)];
   auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
-  lane.insert(pos, std::move(entry));
+  ready_bytes_ += entry.message->footprint();
   ++ready_count_;
-}
-
-bool Queue::pop_ready(Entry& out) {
-  for (auto p = ready_.size(); p-- > 0;) {
-    if (!ready_[p].empty()) {
-      out = std::move(ready_[p].front());
-      ready_[p].pop_front();
-      --ready_count_;
-      return true;
-    }
-  }
-  return false;
+  lane.insert(pos, std::move(entry));
 }
 
 Queue::ConsumerState* Queue::find(ConsumerId id) {
@@ -61,21 +55,26 @@ bool Queue::has_consumer(ConsumerId id) const {
 
 void Queue::add_consumer(ConsumerRef consumer) {
   if (consumer.prefetch == 0) consumer.prefetch = 1;
+  if (consumer.selector) ++selective_consumers_;
   consumers_.push_back(ConsumerState{std::move(consumer), 1, {}});
 }
 
-bool Queue::remove_consumer(ConsumerId id) {
+std::vector<Queue::Entry> Queue::remove_consumer(ConsumerId id, bool* found) {
+  std::vector<Entry> returned;
   auto it = std::find_if(consumers_.begin(), consumers_.end(), [id](const ConsumerState& c) { return c.ref.id == id; });
-  if (it == consumers_.end()) return false;
+  if (found != nullptr) *found = it != consumers_.end();
+  if (it == consumers_.end()) return returned;
   for (auto& [tag, entry] : it->unacked) {
     entry.redelivered = true;
-    push_ready(std::move(entry));
+    returned.push_back(std::move(entry));
   }
+  std::sort(returned.begin(), returned.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
+  if (it->ref.selector) --selective_consumers_;
   const auto index = static_cast<std::size_t>(it - consumers_.begin());
   consumers_.erase(it);
   if (round_robin_ > index) --round_robin_;
   if (round_robin_ >= consumers_.size()) round_robin_ = 0;
-  return true;
+  return returned;
 }
 
 Queue::Outcome Queue::ack(ConsumerId id, std::span<const std::uint64_t> tags) {
@@ -111,46 +110,127 @@ Queue::Outcome Queue::nack(ConsumerId id, std::span<const std::uint64_t> tags) {
       continue;
     }
     it->second.redelivered = true;
-    push_ready(std::move(it->second));
+    out.returned.push_back(std::move(it->second));
     c->unacked.erase(it);
   }
   return out;
 }
 
-std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<MessagePtr>& expired) {
+bool Queue::accepts(const ConsumerState& c, const Message& m) const {
+  return !c.ref.selector || !matcher_ || matcher_(*c.ref.selector, m);
+}
+
+bool Queue::any_credit() const {
+  return std::any_of(consumers_.begin(), consumers_.end(), [](const ConsumerState& c) { return c.has_credit(); });
+}
+
+std::size_t Queue::choose(const Message& m) const {
+  const std::size_t n = consumers_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t idx = (round_robin_ + i) % n;
+    if (consumers_[idx].has_credit() && accepts(consumers_[idx], m)) return idx;
+  }
+  return n;
+}
+
+void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std::vector<int>& batch_of) {
+  round_robin_ = (idx + 1) % consumers_.size();
+  auto& c = consumers_[idx];
+  if (batch_of[idx] < 0) {
+    batch_of[idx] = static_cast<int>(out.size());
+    out.push_back(Dispatch{c.ref, {}});
+  }
+  ++e.delivery_count;
+  const std::uint64_t tag = c.next_tag++;
+  out[static_cast<std::size_t>(batch_of[idx])].batch.push_back(Delivery{e.message, tag, e.delivery_count, e.redelivered});
+  c.unacked.emplace(tag, std::move(e));
+}
+
+std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<Entry>& expired_out) {
   std::vector<Dispatch> out;
   if (consumers_.empty() || ready_count_ == 0) return out;
   // One batch per consumer per call: the owner posts each batch to the consumer's shard once.
   std::vector<int> batch_of(consumers_.size(), -1);
   const std::size_t n = consumers_.size();
-  while (ready_count_ > 0) {
-    std::size_t chosen = n;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t idx = (round_robin_ + i) % n;
-      if (consumers_[idx].has_credit()) {
-        chosen = idx;
-        break;
+  for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
+    auto& lane = ready_[p];
+    // Messages no consumer takes now keep their place, ahead of the rest of the lane.
+    std::vector<Entry> skipped;
+    while (!lane.empty()) {
+      if (!any_credit()) break;
+      const Message& m = *lane.front().message;
+      if (expired(m, now_ms)) {
+        ready_bytes_ -= m.footprint();
+        --ready_count_;
+        expired_out.push_back(std::move(lane.front()));
+        lane.pop_front();
+        continue;
       }
+      const std::size_t idx = choose(m);
+      if (idx == n) {
+        if (selective_consumers_ == 0) break;  // nobody has credit
+        ready_bytes_ -= m.footprint();
+        --ready_count_;
+        skipped.push_back(std::move(lane.front()));
+        lane.pop_front();
+        continue;
+      }
+      ready_bytes_ -= m.footprint();
+      --ready_count_;
+      Entry e = std::move(lane.front());
+      lane.pop_front();
+      deliver_to(idx, std::move(e), out, batch_of);
     }
-    if (chosen == n) break;
-    Entry e;
-    pop_ready(e);
-    if (e.message->expires_ms != 0 && e.message->expires_ms <= now_ms) {
-      expired.push_back(std::move(e.message));
-      continue;
+    for (auto it = skipped.rbegin(); it != skipped.rend(); ++it) {
+      ready_bytes_ += it->message->footprint();
+      ++ready_count_;
+      lane.push_front(std::move(*it));
     }
-    round_robin_ = (chosen + 1) % n;
-    auto& c = consumers_[chosen];
-    if (batch_of[chosen] < 0) {
-      batch_of[chosen] = static_cast<int>(out.size());
-      out.push_back(Dispatch{c.ref, {}});
-    }
-    ++e.delivery_count;
-    const std::uint64_t tag = c.next_tag++;
-    out[static_cast<std::size_t>(batch_of[chosen])].batch.push_back(
-        Delivery{e.message, tag, e.delivery_count, e.redelivered});
-    c.unacked.emplace(tag, std::move(e));
+    if (!any_credit()) break;
   }
+  if (!out.empty()) last_activity_ms_ = now_ms;
+  return out;
+}
+
+std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
+  std::vector<Entry> out;
+  for (auto& lane : ready_) {
+    auto keep = std::stable_partition(lane.begin(), lane.end(),
+                                      [now_ms](const Entry& e) { return !expired(*e.message, now_ms); });
+    for (auto it = keep; it != lane.end(); ++it) {
+      ready_bytes_ -= it->message->footprint();
+      --ready_count_;
+      out.push_back(std::move(*it));
+    }
+    lane.erase(keep, lane.end());
+  }
+  return out;
+}
+
+bool Queue::take_oldest(Entry& out) {
+  for (auto& lane : ready_) {
+    if (lane.empty()) continue;
+    out = std::move(lane.front());
+    lane.pop_front();
+    ready_bytes_ -= out.message->footprint();
+    --ready_count_;
+    return true;
+  }
+  return false;
+}
+
+std::vector<Queue::Entry> Queue::take_all() {
+  std::vector<Entry> out;
+  for (auto& lane : ready_) {
+    for (auto& e : lane) out.push_back(std::move(e));
+    lane.clear();
+  }
+  for (auto& c : consumers_) {
+    for (auto& [tag, e] : c.unacked) out.push_back(std::move(e));
+    c.unacked.clear();
+  }
+  ready_count_ = 0;
+  ready_bytes_ = 0;
   return out;
 }
 

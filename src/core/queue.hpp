@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -14,14 +15,17 @@
 namespace carrier::core {
 
 // Point-to-point delivery: messages ordered by priority (9 first) then arrival, handed
-// round-robin to the consumers that have credit (prefetch minus unacked). A consumer's unacked
-// deliveries go back, flagged redelivered, when it nacks them or is removed.
+// round-robin to the consumers that have credit (prefetch minus unacked) and whose selector
+// matches; a message no consumer's selector matches stays for a later one.
 //
 // Pure state: the queue decides, its owner (Broker) performs what it returns — posting batches to
-// consumers' shards and persisting acks. Also used as the private queue of a topic subscription.
+// consumers' shards, persisting acks, scheduling redeliveries. Also the private queue of a topic
+// subscription and the queue of a named (durable or shared) subscription.
 // Runs on: the owning shard.
 class Queue {
  public:
+  using Matcher = std::function<bool(const selector::Selector&, const Message&)>;
+
   struct Entry {
     MessagePtr message;
     std::uint64_t seq = 0;  // arrival order within the queue
@@ -35,35 +39,49 @@ class Queue {
   };
 
   struct Outcome {
-    std::vector<MessagePtr> removed;  // acked or expired: gone for good (persist an ack record)
+    std::vector<MessagePtr> removed;  // acked: gone for good (persist an ack record)
+    std::vector<Entry> returned;      // nacked: the owner requeues or schedules them
     std::size_t unknown_tags = 0;     // tags the consumer does not hold
   };
 
-  explicit Queue(std::string key) : key_(std::move(key)) {}
+  explicit Queue(std::string key, Matcher matcher = {}) : key_(std::move(key)), matcher_(std::move(matcher)) {}
 
   const std::string& key() const { return key_; }
 
   void enqueue(MessagePtr message);
   // A message from recovery: it keeps the delivery count it had before the restart.
   void restore(MessagePtr message, std::uint32_t delivery_count);
+  // Puts a returned entry back at its place (by arrival order within its priority).
+  void requeue(Entry entry);
 
   void add_consumer(ConsumerRef consumer);
-  // Its unacked deliveries go back to the queue, flagged redelivered. False if unknown.
-  bool remove_consumer(ConsumerId id);
+  // Removes the consumer and hands back its unacked deliveries, flagged redelivered, in arrival
+  // order; the owner requeues or schedules them. Empty if the consumer is unknown.
+  std::vector<Entry> remove_consumer(ConsumerId id, bool* found = nullptr);
   bool has_consumer(ConsumerId id) const;
 
   Outcome ack(ConsumerId id, std::span<const std::uint64_t> tags);
-  // The deliveries go back to the queue, flagged redelivered, to be offered again.
   Outcome nack(ConsumerId id, std::span<const std::uint64_t> tags);
 
-  // Hands ready messages to consumers with credit. Expired messages found on the way are
-  // dropped and reported in `expired`.
-  std::vector<Dispatch> dispatch(std::int64_t now_ms, std::vector<MessagePtr>& expired);
+  // Hands ready messages to consumers with credit. Expired messages found on the way are taken
+  // out and reported in `expired`.
+  std::vector<Dispatch> dispatch(std::int64_t now_ms, std::vector<Entry>& expired);
+
+  // Ready messages that have expired by `now_ms`, taken out (the sweeper).
+  std::vector<Entry> take_expired(std::int64_t now_ms);
+  // The oldest ready message of the lowest priority, taken out (overflow drop-oldest).
+  bool take_oldest(Entry& out);
+  // Every ready and unacked message, taken out (the queue is being deleted).
+  std::vector<Entry> take_all();
 
   std::size_t depth() const { return ready_count_; }
+  std::size_t ready_bytes() const { return ready_bytes_; }
   std::size_t unacked() const;
   std::size_t consumer_count() const { return consumers_.size(); }
   std::uint64_t enqueued_total() const { return next_seq_ - 1; }
+  // Last time a consumer attached, acked or was handed a message; or the queue was created.
+  std::int64_t last_activity_ms() const { return last_activity_ms_; }
+  void touch(std::int64_t now_ms) { last_activity_ms_ = now_ms; }
 
  private:
   struct ConsumerState {
@@ -73,16 +91,25 @@ class Queue {
     bool has_credit() const { return unacked.size() < ref.prefetch; }
   };
 
-  void push_ready(Entry entry);     // at its place by seq: returned messages keep their order
-  bool pop_ready(Entry& out);
+  void push_ready(Entry entry);
+  void push_back_ready(Entry entry);
   ConsumerState* find(ConsumerId id);
+  bool accepts(const ConsumerState& c, const Message& m) const;
+  // Picks the consumer for `m` round-robin among those with credit that accept it; n if none.
+  std::size_t choose(const Message& m) const;
+  bool any_credit() const;
+  void deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std::vector<int>& batch_of);
 
   std::string key_;
+  Matcher matcher_;
   std::array<std::deque<Entry>, 10> ready_;  // index = priority
   std::size_t ready_count_ = 0;
+  std::size_t ready_bytes_ = 0;
   std::uint64_t next_seq_ = 1;
   std::vector<ConsumerState> consumers_;
   std::size_t round_robin_ = 0;
+  std::size_t selective_consumers_ = 0;
+  std::int64_t last_activity_ms_ = 0;
 };
 
 }  // namespace carrier::core

@@ -34,7 +34,7 @@ TEST(Queue, FifoToOneConsumerWithinCredit) {
   Queue q("queue:q");
   for (int i = 1; i <= 5; ++i) q.enqueue(make(i));
   q.add_consumer(consumer(1, 3));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   auto ds = q.dispatch(0, expired);
   EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"1", "2", "3"}));
   EXPECT_EQ(q.depth(), 2u);
@@ -50,7 +50,7 @@ TEST(Queue, RoundRobinAmongConsumers) {
   q.add_consumer(consumer(1, 100));
   q.add_consumer(consumer(2, 100));
   for (int i = 1; i <= 6; ++i) q.enqueue(make(i));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   auto ds = q.dispatch(0, expired);
   EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"1", "3", "5"}));
   EXPECT_EQ(bodies(ds, 2), (std::vector<std::string>{"2", "4", "6"}));
@@ -63,7 +63,7 @@ TEST(Queue, PriorityThenFifo) {
   q.enqueue(make(3, 0));
   q.enqueue(make(4, 9));
   q.add_consumer(consumer(1, 100));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   EXPECT_EQ(bodies(q.dispatch(0, expired), 1), (std::vector<std::string>{"2", "4", "1", "3"}));
 }
 
@@ -71,9 +71,11 @@ TEST(Queue, RemovedConsumerReturnsUnackedInOrderFlaggedRedelivered) {
   Queue q("queue:q");
   for (int i = 1; i <= 4; ++i) q.enqueue(make(i));
   q.add_consumer(consumer(1, 2));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   (void)q.dispatch(0, expired);
-  EXPECT_TRUE(q.remove_consumer(ConsumerId(1)));
+  auto returned = q.remove_consumer(ConsumerId(1));
+  ASSERT_EQ(returned.size(), 2u);
+  for (auto& e : returned) q.requeue(std::move(e));
   q.add_consumer(consumer(2, 10));
   auto ds = q.dispatch(0, expired);
   ASSERT_EQ(ds.size(), 1u);
@@ -89,11 +91,13 @@ TEST(Queue, NackRequeuesAndUnknownTagsAreCounted) {
   Queue q("queue:q");
   q.enqueue(make(1));
   q.add_consumer(consumer(1, 10));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   auto ds = q.dispatch(0, expired);
   std::vector<std::uint64_t> tags{ds[0].batch[0].tag, 999};
   auto out = q.nack(ConsumerId(1), tags);
   EXPECT_EQ(out.unknown_tags, 1u);
+  ASSERT_EQ(out.returned.size(), 1u);
+  q.requeue(std::move(out.returned[0]));
   auto again = q.dispatch(0, expired);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_TRUE(again[0].batch[0].redelivered);
@@ -104,11 +108,11 @@ TEST(Queue, ExpiredMessagesAreNeverDelivered) {
   q.enqueue(make(1, 4, 100));
   q.enqueue(make(2, 4, 0));
   q.add_consumer(consumer(1, 10));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   auto ds = q.dispatch(200, expired);
   EXPECT_EQ(bodies(ds, 1), (std::vector<std::string>{"2"}));
   ASSERT_EQ(expired.size(), 1u);
-  EXPECT_EQ(*expired[0]->body, "1");
+  EXPECT_EQ(*expired[0].message->body, "1");
 }
 
 TEST(Queue, RestoredMessagesAreFlaggedWhenDeliveredBefore) {
@@ -116,12 +120,44 @@ TEST(Queue, RestoredMessagesAreFlaggedWhenDeliveredBefore) {
   q.restore(make(1), 0);
   q.restore(make(2), 1);
   q.add_consumer(consumer(1, 10));
-  std::vector<MessagePtr> expired;
+  std::vector<Queue::Entry> expired;
   auto ds = q.dispatch(0, expired);
   ASSERT_EQ(ds[0].batch.size(), 2u);
   EXPECT_FALSE(ds[0].batch[0].redelivered);
   EXPECT_TRUE(ds[0].batch[1].redelivered);
   EXPECT_EQ(ds[0].batch[1].delivery_count, 2u);
+}
+
+TEST(Queue, SelectorsKeepUnmatchedMessagesForOthers) {
+  // A stand-in matcher: the "selector" is the set of bodies a consumer takes.
+  Queue q("queue:q", [](const selector::Selector& s, const Message& m) {
+    return reinterpret_cast<const std::string&>(s).find(*m.body) != std::string::npos;
+  });
+  auto odd = std::make_shared<std::string>("135");
+  auto r = consumer(1, 10);
+  r.selector = std::shared_ptr<const selector::Selector>(odd, reinterpret_cast<const selector::Selector*>(odd.get()));
+  q.add_consumer(r);
+  for (int i = 1; i <= 4; ++i) q.enqueue(make(i));
+  std::vector<Queue::Entry> expired;
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 1), (std::vector<std::string>{"1", "3"}));
+  EXPECT_EQ(q.depth(), 2u) << "2 and 4 wait for a consumer that takes them";
+  q.add_consumer(consumer(2, 10));
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"2", "4"}));
+}
+
+TEST(Queue, TakeExpiredOldestAndAll) {
+  Queue q("queue:q");
+  q.enqueue(make(1, 4, 50));
+  q.enqueue(make(2, 4, 0));
+  q.enqueue(make(3, 0, 0));
+  auto expired = q.take_expired(100);
+  ASSERT_EQ(expired.size(), 1u);
+  Queue::Entry oldest;
+  ASSERT_TRUE(q.take_oldest(oldest));
+  EXPECT_EQ(*oldest.message->body, "3") << "lowest priority goes first";
+  EXPECT_EQ(q.take_all().size(), 1u);
+  EXPECT_EQ(q.depth(), 0u);
+  EXPECT_EQ(q.ready_bytes(), 0u);
 }
 
 }  // namespace

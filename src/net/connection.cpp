@@ -35,6 +35,7 @@ Connection::Connection(tcp::socket socket, core::ShardId shard, std::string prot
       id_(g_next_connection_id.fetch_add(1, std::memory_order_relaxed)),
       protocol_(std::move(protocol)),
       wake_(socket_.get_executor()),
+      resume_(socket_.get_executor()),
       last_read_(std::chrono::steady_clock::now()),
       last_write_(last_read_) {
   boost::system::error_code ec;
@@ -63,6 +64,12 @@ void Connection::flush() {
   if (!pending_.empty()) wake_.cancel();
 }
 
+void Connection::resume_reading() {
+  if (!paused_) return;
+  paused_ = false;
+  resume_.cancel();
+}
+
 void Connection::close_after_flush() {
   closing_ = true;
   wake_.cancel();
@@ -76,6 +83,7 @@ void Connection::close() {
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   wake_.cancel();
+  resume_.cancel();
   on_this_shard().erase(this);
   on_closed();
 }
@@ -83,6 +91,15 @@ void Connection::close() {
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
   for (;;) {
     if (self->closing_) co_return;
+    if (self->paused_) {
+      boost::system::error_code ec;
+      self->resume_.expires_at(asio::steady_timer::time_point::max());
+      co_await self->resume_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (self->closing_) co_return;
+      if (self->paused_) continue;
+      self->on_data(self->read_buffer_);
+      continue;
+    }
     const auto old_size = self->read_buffer_.size();
     self->read_buffer_.resize(old_size + kReadChunk);
     boost::system::error_code ec;

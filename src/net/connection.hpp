@@ -34,6 +34,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close_after_flush();
   void close();
   bool is_closed() const { return closed_; }
+  // Back-pressure: stop reading (the kernel's buffers fill and TCP slows the peer) until
+  // resume_reading(); then what was already received is offered to on_data() again.
+  void pause_reading() { paused_ = true; }
+  void resume_reading();
+  bool is_paused() const { return paused_; }
   bool is_closing() const { return closing_ || closed_; }
 
   core::ShardId shard() const { return shard_; }
@@ -72,6 +77,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_;
   std::string log_prefix_;
   asio::steady_timer wake_;
+  asio::steady_timer resume_;
+  bool paused_ = false;
   std::string read_buffer_;
   std::string pending_;
   std::string writing_;

@@ -21,6 +21,13 @@ void ShardPool::post(core::ShardId shard, std::function<void()> fn) {
   asio::post(shards_[shard.value()]->context, std::move(fn));
 }
 
+void ShardPool::post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) {
+  auto timer = std::make_shared<asio::steady_timer>(shards_[shard.value()]->context, std::chrono::milliseconds(delay_ms));
+  timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
+    if (!ec) fn();
+  });
+}
+
 std::optional<core::ShardId> ShardPool::current() const { return t_current_shard; }
 
 void ShardPool::start() {

@@ -23,6 +23,7 @@ class ShardPool : public core::Executor {
 
   std::size_t shard_count() const override { return shards_.size(); }
   void post(core::ShardId shard, std::function<void()> fn) override;
+  void post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override;
   std::optional<core::ShardId> current() const override;
 
   asio::io_context& context(core::ShardId shard) { return shards_[shard.value()]->context; }

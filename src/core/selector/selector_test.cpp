@@ -2,12 +2,35 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/selector/evaluator.hpp"
 #include "core/selector/lexer.hpp"
+
+// Counts this thread's allocations, so a test can check that matches() makes none.
+namespace {
+thread_local std::size_t t_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+// g++ 12 flags free() inside a replaced operator delete as a new/free mismatch; it is the pair.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace carrier::core::selector {
 namespace {
@@ -665,6 +688,30 @@ TEST(SelectorFacade, KeepsTextAndIsShareable) {
   EXPECT_TRUE(matches(*shared, message_with({{"color", "red"}})));
   EXPECT_FALSE(matches(*shared, message_with({{"color", "blue"}})));
   EXPECT_FALSE(matches(*shared, message_with({})));
+}
+
+TEST(SelectorFacade, MatchingAllocatesNothing) {
+  const char* selectors[] = {
+      "color = 'blue' AND amount > 100.5 AND NOT (weight BETWEEN 1 AND 10)",
+      "sku LIKE 'CAR-____-%L' OR sku LIKE 'x%' OR region IN ('eu', 'us') OR absent IS NULL",
+      "JMSMessageID = '00000000-0000-0007-0000-000000000009' AND JMSType <> 'bike'",
+      "(amount * 2 - -1) / 3 >= JMSPriority AND flag = TRUE AND 1 / 0 IS NULL",
+  };
+  Message m = message_with({{"color", "blue"}, {"amount", "150.25"}, {"weight", "3100"},
+                            {"sku", "CAR-1234-XL"}, {"region", "eu"}, {"flag", "true"}});
+  m.id = MessageId{7, 9};
+  m.type = "car";
+  for (const char* text : selectors) {
+    const std::size_t before_parse = t_allocations;
+    auto selector = parse(text);
+    ASSERT_TRUE(selector.has_value()) << text;
+    ASSERT_GT(t_allocations, before_parse);  // the counter works
+    const std::size_t before = t_allocations;
+    bool any = false;
+    for (int i = 0; i < 100; ++i) any = matches(**selector, m) || any;
+    EXPECT_EQ(t_allocations, before) << text;
+    EXPECT_TRUE(any) << text;
+  }
 }
 
 TEST(SelectorCanonicalText, ParsesBackToItself) {

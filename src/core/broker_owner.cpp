@@ -1,0 +1,427 @@
+// The owner side of Broker: the queues this shard owns, their dispatch, redelivery, dead
+// letters, limits, sweeps and the shard's schedule.
+#include <algorithm>
+#include <cmath>
+
+#include "core/broker.hpp"
+
+namespace carrier::core {
+
+namespace {
+
+constexpr std::string_view kQueuePrefix = "queue:";
+constexpr std::string_view kSubscriptionPrefix = "subscription:";
+constexpr std::string_view kDefinitionsKey = "queue:$subscriptions";
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string format_destination(const Destination& d) {
+  switch (d.kind) {
+    case DestinationKind::queue: return "/queue/" + d.name;
+    case DestinationKind::topic: return "/topic/" + d.name;
+    case DestinationKind::temp_queue: return "/temp-queue/" + d.name;
+  }
+  return d.name;
+}
+
+}  // namespace
+
+void Broker::account(std::int64_t bytes) {
+  if (memory_ == nullptr || bytes == 0) return;
+  if (bytes > 0) {
+    memory_->add(bytes);
+  } else {
+    memory_->sub(-bytes);
+  }
+}
+
+Broker::OwnedQueue& Broker::owned(const std::string& key) {
+  auto it = queues_.find(key);
+  if (it != queues_.end()) return it->second;
+  OwnedQueue q;
+  q.queue = std::make_unique<Queue>(key, match_selector_);
+  q.queue->touch(now_ms());
+  q.stored = starts_with(key, kQueuePrefix);
+  auto [ins, _] = queues_.emplace(key, std::move(q));
+  return ins->second;
+}
+
+void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
+  const auto now = now_ms();
+  Status outcome = ok();
+  store::Batch batch;
+  std::vector<std::string> dirty;
+  for (auto& r : messages) {
+    const auto& m = r.message;
+    if (starts_with(r.key, kSubscriptionPrefix) && !queues_.contains(r.key)) {
+      // The subscription went away while the message was on its way.
+      if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      continue;
+    }
+    if (m->deliver_at_ms > now) {
+      account(static_cast<std::int64_t>(m->footprint()));
+      at(m->deliver_at_ms, [this, r]() {
+        account(-static_cast<std::int64_t>(r.message->footprint()));
+        owner_enqueue({r}, nullptr);
+      });
+      continue;
+    }
+    auto& oq = owned(r.key);
+    Queue& q = *oq.queue;
+    const auto& policy = policy_for(m->destination);
+    auto full = [&]() {
+      return (policy.max_messages != 0 && q.depth() + q.unacked() >= policy.max_messages) ||
+             (policy.max_bytes != 0 && q.ready_bytes() + m->footprint() > policy.max_bytes);
+    };
+    bool refused = false;
+    while (full()) {
+      Queue::Entry oldest;
+      if (policy.overflow == OverflowPolicy::drop_oldest && q.take_oldest(oldest)) {
+        release(r.key, oq.stored, {oldest.message}, batch);
+        continue;
+      }
+      refused = true;
+      break;
+    }
+    if (refused) {
+      if (outcome) {
+        outcome = unexpected(Errc::limit_exceeded,
+                             "destination " + format_destination(m->destination) + " is full (max_messages " +
+                                 std::to_string(policy.max_messages) + ", max_bytes " + std::to_string(policy.max_bytes) + ")");
+      }
+      if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      continue;
+    }
+    q.enqueue(m);
+    account(static_cast<std::int64_t>(m->footprint()));
+    if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
+  }
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  for (const auto& key : dirty) {
+    auto it = queues_.find(key);
+    if (it != queues_.end()) dispatch(key, *it->second.queue, it->second.stored);
+  }
+  if (!batch.empty()) store_.append(std::move(batch), [](Status) {});
+  if (verdict) verdict(std::move(outcome));
+}
+
+void Broker::owner_add_consumer(std::string key, ConsumerRef ref, Completion done) {
+  auto& oq = owned(key);
+  oq.queue->add_consumer(std::move(ref));
+  oq.queue->touch(now_ms());
+  if (done) done(ok());
+  dispatch(key, *oq.queue, oq.stored);
+}
+
+void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion done) {
+  auto it = queues_.find(key);
+  if (it != queues_.end()) {
+    auto& oq = it->second;
+    auto returned = oq.queue->remove_consumer(id);
+    oq.queue->touch(now_ms());
+    handle_returned(key, *oq.queue, oq.stored, std::move(returned));
+    if (!oq.subscription_name.empty() && !oq.durable && oq.queue->consumer_count() == 0) {
+      // A non-durable named (shared) subscription lives as long as it has consumers.
+      remove_subscription(oq.subscription_name, nullptr);
+    }
+  }
+  if (done) done(ok());
+}
+
+void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
+                          bool persist_acks, Completion done) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (done) done(unexpected(Errc::not_found, "queue " + key));
+    return;
+  }
+  auto& oq = it->second;
+  Queue& q = *oq.queue;
+  q.touch(now_ms());
+  if (!is_ack) {
+    auto outcome = q.nack(id, tags);
+    handle_returned(key, q, oq.stored, std::move(outcome.returned));
+    if (done) done(ok());
+    return;
+  }
+  auto outcome = q.ack(id, tags);
+  store::Batch batch;
+  release(key, oq.stored && persist_acks, outcome.removed, batch);
+  dispatch(key, q, oq.stored);
+  if (batch.empty()) {
+    if (done) done(ok());
+    return;
+  }
+  // `done` is the caller's reply, which hops to the consumer's shard itself.
+  store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+    if (done) done(std::move(st));
+  });
+}
+
+void Broker::owner_delete(std::string key, Completion done) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (done) done(ok());
+    return;
+  }
+  auto& oq = it->second;
+  std::vector<MessagePtr> gone;
+  for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
+  store::Batch batch;
+  release(key, oq.stored, gone, batch);
+  queues_.erase(it);
+  if (batch.empty()) {
+    if (done) done(ok());
+    return;
+  }
+  store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+    if (done) done(std::move(st));
+  });
+}
+
+void Broker::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch) {
+  for (const auto& m : gone) {
+    account(-static_cast<std::int64_t>(m->footprint()));
+    if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
+  }
+}
+
+void Broker::dispatch(const std::string& key, Queue& queue, bool stored) {
+  std::vector<Queue::Entry> expired;
+  auto batches = queue.dispatch(now_ms(), expired);
+  store::Batch records;
+  std::vector<Routed> moved;
+  for (auto& e : expired) {
+    if (policy_for(e.message->destination).expired_to_dlq) {
+      dead_letter(key, stored, std::move(e), "expired", records, moved);
+    } else {
+      release(key, stored, {e.message}, records);
+    }
+  }
+  for (auto& d : batches) {
+    // Delivery records let a restart flag these messages redelivered; auto-acked ones are acked
+    // as soon as they are written, so they need none.
+    if (stored && d.consumer.ack_mode != AckMode::auto_ack) {
+      for (const auto& del : d.batch) {
+        if (del.message->persistent) {
+          records.push_back(store::Record::delivered(key, del.message->id, del.delivery_count));
+        }
+      }
+    }
+    if (d.consumer.home == self_) {
+      d.consumer.consumer->deliver(d.consumer.id, std::move(d.batch));
+    } else {
+      executor_.post(d.consumer.home, [c = d.consumer.consumer, id = d.consumer.id, batch = std::move(d.batch)]() mutable {
+        c->deliver(id, std::move(batch));
+      });
+    }
+  }
+  finish_dead_letters(std::move(records), std::move(moved));
+}
+
+std::int64_t Broker::redelivery_delay(const DestinationPolicy& p, std::uint32_t deliveries) {
+  if (p.redelivery_delay_ms == 0) return 0;
+  const double exponent = deliveries > 0 ? static_cast<double>(deliveries - 1) : 0.0;
+  double delay = static_cast<double>(p.redelivery_delay_ms) * std::pow(p.redelivery_multiplier, exponent);
+  delay = std::min(delay, static_cast<double>(p.redelivery_max_delay_ms));
+  if (p.redelivery_jitter > 0) {
+    std::uniform_real_distribution<double> spread(-p.redelivery_jitter, p.redelivery_jitter);
+    delay *= 1.0 + spread(random_);
+  }
+  return std::max<std::int64_t>(0, static_cast<std::int64_t>(delay));
+}
+
+void Broker::handle_returned(const std::string& key, Queue& queue, bool stored, std::vector<Queue::Entry> entries) {
+  if (entries.empty()) return;
+  store::Batch batch;
+  std::vector<Routed> moved;
+  const auto now = now_ms();
+  for (auto& e : entries) {
+    const auto& policy = policy_for(e.message->destination);
+    if (policy.max_deliveries != 0 && e.delivery_count >= policy.max_deliveries) {
+      dead_letter(key, stored, std::move(e), "max-deliveries", batch, moved);
+      continue;
+    }
+    const auto delay = redelivery_delay(policy, e.delivery_count);
+    if (delay == 0) {
+      queue.requeue(std::move(e));
+      continue;
+    }
+    at(now + delay, [this, key, e, stored]() mutable {
+      // The queue may be gone (a private subscription closed, a temporary queue deleted).
+      Queue* q = nullptr;
+      if (auto it = queues_.find(key); it != queues_.end()) {
+        q = it->second.queue.get();
+      } else {
+        for (auto& [id, sub] : topic_subscriptions_) {
+          if (sub.queue->key() == key) q = sub.queue.get();
+        }
+      }
+      if (q == nullptr) {
+        store::Batch gone;
+        release(key, stored, {e.message}, gone);
+        if (!gone.empty()) store_.append(std::move(gone), [](Status) {});
+        return;
+      }
+      q->requeue(std::move(e));
+      dispatch(key, *q, stored);
+    });
+  }
+  dispatch(key, queue, stored);
+  finish_dead_letters(std::move(batch), std::move(moved));
+}
+
+void Broker::dead_letter(const std::string& key, bool stored, Queue::Entry entry, std::string_view reason,
+                         store::Batch& batch, std::vector<Routed>& moved) {
+  const Message& m = *entry.message;
+  const auto& policy = policy_for(m.destination);
+  account(-static_cast<std::int64_t>(m.footprint()));
+  if (policy.dead_letter_queue.empty()) {
+    if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id));
+    return;
+  }
+  std::string dlq = policy.dead_letter_queue;
+  if (auto pos = dlq.find("{name}"); pos != std::string::npos) dlq.replace(pos, 6, m.destination.name);
+  auto copy = std::make_shared<Message>(m);
+  copy->destination = Destination{DestinationKind::queue, dlq};
+  copy->expires_ms = 0;  // it is here because it expired, or to be looked at: it must stay
+  copy->deliver_at_ms = 0;
+  copy->properties.emplace_back("original-destination", format_destination(m.destination));
+  copy->properties.emplace_back("dlq-reason", std::string(reason));
+  copy->properties.emplace_back("dlq-delivery-count", std::to_string(entry.delivery_count));
+  auto dlq_key = copy->destination.key();
+  // One batch: gone from the source and present in the DLQ together, never both, never neither.
+  if (m.persistent) {
+    if (stored) batch.push_back(store::Record::acked(key, m.id));
+    batch.push_back(store::Record::added(dlq_key, copy));
+  }
+  moved.push_back(Routed{std::move(dlq_key), std::move(copy)});
+}
+
+void Broker::finish_dead_letters(store::Batch batch, std::vector<Routed> moved) {
+  auto route = [this](std::vector<Routed> moved) { route_planned(std::move(moved), {}, nullptr); };
+  if (batch.empty()) {
+    if (!moved.empty()) route(std::move(moved));
+    return;
+  }
+  if (moved.empty()) {
+    store_.append(std::move(batch), [](Status) {});
+    return;
+  }
+  store_.append(std::move(batch), [this, route, moved = std::move(moved)](Status st) mutable {
+    // If the move could not be stored the messages still go to the DLQ in memory: dropping them
+    // would lose what the store still holds in the source queue for the next start.
+    executor_.post(self_, [route, moved = std::move(moved)]() mutable { route(std::move(moved)); });
+  });
+}
+
+// ---------------------------------------------------------------- schedule and sweeps
+
+void Broker::at(std::int64_t due_ms, Schedule::Task task) {
+  schedule_.add(due_ms, std::move(task));
+  if (due_ms < armed_due_) arm();
+}
+
+void Broker::arm() {
+  if (schedule_.empty()) return;
+  armed_due_ = schedule_.next_due();
+  const auto delay = std::max<std::int64_t>(0, armed_due_ - now_ms());
+  executor_.post_after(self_, static_cast<std::uint64_t>(delay), [this]() { on_wake(); });
+}
+
+void Broker::on_wake() {
+  armed_due_ = INT64_MAX;
+  schedule_.run_due(now_ms());
+  if (!schedule_.empty() && schedule_.next_due() < armed_due_) arm();
+}
+
+void Broker::start() {
+  if (options_.sweep_interval_ms == 0) return;
+  at(now_ms() + options_.sweep_interval_ms, [this]() { sweep(); });
+}
+
+void Broker::sweep() {
+  const auto now = now_ms();
+  store::Batch batch;
+  std::vector<Routed> moved;
+  std::vector<std::string> idle;
+  for (auto& [key, oq] : queues_) {
+    for (auto& e : oq.queue->take_expired(now)) {
+      if (policy_for(e.message->destination).expired_to_dlq) {
+        dead_letter(key, oq.stored, std::move(e), "expired", batch, moved);
+      } else {
+        release(key, oq.stored, {e.message}, batch);
+      }
+    }
+    if (!starts_with(key, kQueuePrefix) && !starts_with(key, "temp-queue:")) continue;
+    auto d = Destination::from_key(key);
+    if (!d) continue;
+    const auto& policy = policy_for(*d);
+    if (policy.idle_expiry_ms != 0 && oq.queue->consumer_count() == 0 &&
+        now - oq.queue->last_activity_ms() >= static_cast<std::int64_t>(policy.idle_expiry_ms)) {
+      idle.push_back(key);
+    }
+  }
+  for (auto& [id, sub] : topic_subscriptions_) {
+    for (auto& e : sub.queue->take_expired(now)) release(sub.queue->key(), false, {e.message}, batch);
+  }
+  for (const auto& key : idle) {
+    auto it = queues_.find(key);
+    std::vector<MessagePtr> gone;
+    for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
+    release(key, it->second.stored, gone, batch);
+    queues_.erase(it);
+  }
+  finish_dead_letters(std::move(batch), std::move(moved));
+  at(now + options_.sweep_interval_ms, [this]() { sweep(); });
+}
+
+// ---------------------------------------------------------------- recovery
+
+void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessage r) {
+  const std::size_t n = brokers.size();
+  const auto& m = r.message;
+  if (r.queue == kDefinitionsKey) {
+    NamedEntry entry;
+    for (const auto& [k, v] : m->properties) {
+      if (k == "name") entry.def.name = v;
+      if (k == "filter") entry.def.filter = v;
+      if (k == "selector") entry.def.selector = v;
+    }
+    entry.def.durable = true;
+    entry.definition_id = m->id;
+    if (entry.def.name.empty() || entry.def.filter.empty()) return;
+    const auto owner = owner_shard(std::string(kSubscriptionPrefix) + entry.def.name, n).value();
+    for (auto* b : brokers) {
+      NamedEntry copy = entry;
+      if (!copy.def.selector.empty() && b->compile_selector_) copy.selector = b->compile_selector_(copy.def.selector);
+      b->named_add(std::move(copy), owner);
+    }
+    return;
+  }
+  if (starts_with(r.queue, "retained:")) {
+    Broker* b = brokers[owner_shard(r.queue, n).value()];
+    auto copy = std::make_shared<Message>(*m);
+    copy->from_retained = true;
+    b->account(static_cast<std::int64_t>(copy->footprint()));
+    b->retained_[r.queue.substr(9)] = std::move(copy);
+    return;
+  }
+  Broker* b = brokers[owner_shard(r.queue, n).value()];
+  if (starts_with(r.queue, kSubscriptionPrefix) && !b->queues_.contains(r.queue)) return;  // its subscription is gone
+  auto& oq = b->owned(r.queue);
+  b->account(static_cast<std::int64_t>(m->footprint()));
+  if (m->deliver_at_ms > b->now_ms()) {
+    b->at(m->deliver_at_ms, [b, key = r.queue, m, count = r.delivery_count]() {
+      auto it = b->queues_.find(key);
+      if (it == b->queues_.end()) return;
+      it->second.queue->restore(m, count);
+      b->dispatch(key, *it->second.queue, it->second.stored);
+    });
+    return;
+  }
+  oq.queue->restore(m, r.delivery_count);
+}
+
+}  // namespace carrier::core

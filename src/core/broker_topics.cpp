@@ -1,0 +1,264 @@
+// The topic side of Broker: the replicated subscription index, named (durable and shared)
+// subscriptions, retained messages and private subscription queues.
+#include "core/broker.hpp"
+
+namespace carrier::core {
+
+namespace {
+
+constexpr std::string_view kSubscriptionPrefix = "subscription:";
+constexpr std::string_view kRetainedPrefix = "retained:";
+const Destination kDefinitions{DestinationKind::queue, "$subscriptions"};
+
+// Counts a broadcast's completions on the home shard; the last one reports.
+struct Countdown {
+  std::size_t remaining;
+  Completion done;
+};
+
+}  // namespace
+
+bool Broker::selected(const TopicSubscriber& s, const Message& m) const {
+  if (s.no_local_origin != 0 && s.no_local_origin == m.origin) return false;
+  if (s.selector && match_selector_ && !match_selector_(*s.selector, m)) return false;
+  return true;
+}
+
+void Broker::broadcast(std::function<void(Broker&)> fn, Completion done) {
+  auto count = std::make_shared<Countdown>(Countdown{peers_.size(), std::move(done)});
+  const ShardId home = self_;
+  for (auto* peer : peers_) {
+    auto step = [peer, fn, count, home]() {
+      fn(*peer);
+      // Counted on the home shard only: the countdown is not shared across threads.
+      auto finish = [count]() {
+        if (--count->remaining == 0 && count->done) count->done(ok());
+      };
+      if (peer->self_ == home) {
+        finish();
+      } else {
+        peer->executor_.post(home, finish);
+      }
+    };
+    if (peer == this) {
+      step();
+    } else {
+      executor_.post(peer->self_, step);
+    }
+  }
+}
+
+void Broker::index_add(std::string filter, TopicSubscriber subscriber) { topic_index_.add(filter, std::move(subscriber)); }
+
+void Broker::index_remove(std::string filter, ConsumerId id) { (void)topic_index_.remove(filter, id); }
+
+void Broker::named_add(NamedEntry entry, std::uint32_t owner) {
+  const std::string key = std::string(kSubscriptionPrefix) + entry.def.name;
+  TopicSubscriber sub{ConsumerId(0), ShardId(owner), key, entry.def.durable, entry.selector, entry.no_local_origin};
+  topic_index_.add(entry.def.filter, std::move(sub));
+  if (owner == self_.value()) {
+    auto& oq = owned(key);
+    oq.stored = entry.def.durable;
+    oq.durable = entry.def.durable;
+    oq.subscription_name = entry.def.name;
+  }
+  named_[entry.def.name] = std::move(entry);
+}
+
+void Broker::named_remove(const std::string& name) {
+  auto it = named_.find(name);
+  if (it == named_.end()) return;
+  (void)topic_index_.remove_named(it->second.def.filter, std::string(kSubscriptionPrefix) + name);
+  named_.erase(it);
+}
+
+std::vector<NamedSubscription> Broker::named_subscriptions(std::string_view prefix) const {
+  std::vector<NamedSubscription> out;
+  for (const auto& [name, e] : named_) {
+    if (name.substr(0, prefix.size()) == prefix) out.push_back(e.def);
+  }
+  return out;
+}
+
+Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef ref, Completion done) {
+  const std::string name = request.subscription_name;
+  const std::string key = std::string(kSubscriptionPrefix) + name;
+  const ShardId owner = owner_shard(key, peers_.size());
+  const ConsumerId id = ref.id;
+  // The selector is applied when messages are matched into the subscription.
+  ref.selector = nullptr;
+
+  SubscriptionInfo info;
+  info.destination = request.destination;
+  info.owner = owner;
+  info.queue_key = key;
+  info.subscription_name = name;
+  subscriptions_.emplace(id, std::move(info));
+
+  const bool want_retained = request.want_retained;
+  const std::string filter = request.destination.name;
+  auto attach = [this, key, owner, ref = std::move(ref), done = std::move(done), want_retained, filter,
+                 durable = request.durable](Status st) mutable {
+    if (!st) {
+      complete_on(self_, std::move(done), std::move(st));
+      return;
+    }
+    auto reply = [this, done = std::move(done)](Status s) mutable { complete_on(self_, std::move(done), std::move(s)); };
+    post_to(owner, [key, ref = std::move(ref), reply = std::move(reply)](Broker& b) mutable {
+      b.owner_add_consumer(key, std::move(ref), std::move(reply));
+    });
+    if (want_retained) send_retained(filter, TopicSubscriber{ConsumerId(0), owner, key, durable, nullptr, 0});
+  };
+
+  auto existing = named_.find(name);
+  const bool same = existing != named_.end() && existing->second.def.filter == request.destination.name &&
+                    existing->second.def.selector == request.selector_text &&
+                    existing->second.def.durable == request.durable;
+  if (same) {
+    attach(ok());
+    return id;
+  }
+
+  NamedEntry entry;
+  entry.def = NamedSubscription{name, request.destination.name, request.durable, request.selector_text};
+  entry.definition_id = next_message_id();
+  entry.selector = request.selector;
+  entry.no_local_origin = request.no_local_origin;
+
+  auto create = [this, entry, owner, attach = std::move(attach)](Status st) mutable {
+    if (!st) {
+      attach(std::move(st));
+      return;
+    }
+    auto publish_definition = [this, entry, owner, attach = std::move(attach)](Status s) mutable {
+      if (!s) {
+        attach(std::move(s));
+        return;
+      }
+      broadcast([entry, owner](Broker& b) { b.named_add(entry, owner.value()); }, std::move(attach));
+    };
+    if (!entry.def.durable) {
+      publish_definition(ok());
+      return;
+    }
+    // The definition is a message in a reserved queue: the store needs no extra record kind,
+    // and removing the subscription is an ack of it.
+    auto def = std::make_shared<Message>();
+    def->id = entry.definition_id;
+    def->destination = kDefinitions;
+    def->persistent = true;
+    def->timestamp_ms = now_ms();
+    def->properties = {{"name", entry.def.name}, {"filter", entry.def.filter}, {"selector", entry.def.selector}};
+    store_.append({store::Record::added(kDefinitions.key(), def)},
+                  [this, publish_definition = std::move(publish_definition)](Status s) mutable {
+                    executor_.post(self_, [publish_definition = std::move(publish_definition), s = std::move(s)]() mutable {
+                      publish_definition(std::move(s));
+                    });
+                  });
+  };
+  if (existing != named_.end()) {
+    // A durable subscription re-made with another topic or selector starts over (JMS).
+    remove_subscription(name, std::move(create));
+  } else {
+    create(ok());
+  }
+  return id;
+}
+
+void Broker::remove_subscription(std::string name, Completion done) {
+  auto it = named_.find(name);
+  if (it == named_.end()) {
+    complete_on(self_, std::move(done), unexpected(Errc::not_found, "no subscription named '" + name + "'"));
+    return;
+  }
+  const std::string key = std::string(kSubscriptionPrefix) + name;
+  const ShardId owner = owner_shard(key, peers_.size());
+  const bool durable = it->second.def.durable;
+  const MessageId definition = it->second.definition_id;
+  const ShardId home = self_;
+  auto finish = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
+  // Everyone stops matching into it first; then the owner drops its queue and the store records.
+  broadcast([name](Broker& b) { b.named_remove(name); },
+            [this, key, owner, durable, definition, home, finish = std::move(finish)](Status) mutable {
+              post_to(owner, [key, durable, definition, finish = std::move(finish)](Broker& b) mutable {
+                auto it = b.queues_.find(key);
+                std::vector<MessagePtr> gone;
+                bool stored = durable;
+                if (it != b.queues_.end()) {
+                  for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
+                  stored = it->second.stored;
+                  b.queues_.erase(it);
+                }
+                store::Batch batch;
+                b.release(key, stored, gone, batch);
+                if (durable) batch.push_back(store::Record::acked(kDefinitions.key(), definition));
+                if (batch.empty()) {
+                  finish(ok());
+                  return;
+                }
+                b.store_.append(std::move(batch), [finish = std::move(finish)](Status st) mutable { finish(std::move(st)); });
+              });
+            });
+}
+
+void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries) {
+  std::vector<Queue*> dirty;
+  for (auto& [id, m] : deliveries) {
+    auto it = topic_subscriptions_.find(id);
+    if (it == topic_subscriptions_.end()) continue;  // unsubscribed while the message was on its way
+    Queue* q = it->second.queue.get();
+    account(static_cast<std::int64_t>(m->footprint()));
+    q->enqueue(std::move(m));
+    if (dirty.empty() || dirty.back() != q) dirty.push_back(q);
+  }
+  for (auto* q : dirty) dispatch(q->key(), *q, false);
+}
+
+void Broker::retain(MessagePtr message) {
+  const std::string key = std::string(kRetainedPrefix) + message->destination.name;
+  post_to(owner_shard(key, peers_.size()), [key, message = std::move(message)](Broker& b) {
+    store::Batch batch;
+    const std::string topic = key.substr(kRetainedPrefix.size());
+    auto it = b.retained_.find(topic);
+    if (it != b.retained_.end()) {
+      batch.push_back(store::Record::acked(key, it->second->id));
+      b.account(-static_cast<std::int64_t>(it->second->footprint()));
+      b.retained_.erase(it);
+    }
+    // An empty retained payload only clears (MQTT).
+    if (message->body_size() != 0) {
+      auto copy = std::make_shared<Message>(*message);
+      copy->from_retained = true;
+      copy->origin = 0;
+      batch.push_back(store::Record::added(key, copy));
+      b.account(static_cast<std::int64_t>(copy->footprint()));
+      b.retained_.emplace(topic, std::move(copy));
+    }
+    if (!batch.empty()) b.store_.append(std::move(batch), [](Status) {});
+  });
+}
+
+void Broker::send_retained(std::string filter, TopicSubscriber target) {
+  for (std::size_t s = 0; s < peers_.size(); ++s) {
+    post_to(ShardId(static_cast<std::uint32_t>(s)), [filter, target](Broker& b) {
+      std::vector<Routed> to_queue;
+      std::vector<std::pair<ConsumerId, MessagePtr>> to_private;
+      for (const auto& [topic, m] : b.retained_) {
+        if (!DestinationTree::filter_matches(filter, topic)) continue;
+        if (target.queue_key.empty()) {
+          to_private.emplace_back(target.id, m);
+        } else {
+          to_queue.push_back(Routed{target.queue_key, m});
+        }
+      }
+      if (!to_private.empty()) {
+        b.post_to(target.home, [batch = std::move(to_private)](Broker& h) mutable { h.topic_enqueue(std::move(batch)); });
+      }
+      if (!to_queue.empty()) {
+        b.post_to(target.home, [batch = std::move(to_queue)](Broker& o) mutable { o.owner_enqueue(std::move(batch), nullptr); });
+      }
+    });
+  }
+}
+
+}  // namespace carrier::core

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+namespace carrier::core {
+
+// Bytes of messages the broker holds, across all shards, against the global memory limit. Past
+// the limit, protocol sessions stop reading SENDs (TCP back-pressure on producers); once usage
+// falls under 90% of the limit, `on_relief` runs (once per pause) so they read again.
+// Thread-safe: atomics only; shards add and subtract, sessions ask.
+class MemoryGauge {
+ public:
+  explicit MemoryGauge(std::uint64_t limit_bytes = 0) : limit_(limit_bytes) {}
+
+  void set_on_relief(std::function<void()> fn) { on_relief_ = std::move(fn); }
+
+  void add(std::int64_t bytes) { used_.fetch_add(bytes, std::memory_order_relaxed); }
+  void sub(std::int64_t bytes) {
+    const auto now = used_.fetch_sub(bytes, std::memory_order_relaxed) - bytes;
+    if (limit_ != 0 && now < static_cast<std::int64_t>(limit_ / 10 * 9) &&
+        paused_.load(std::memory_order_relaxed) && paused_.exchange(false) && on_relief_) {
+      on_relief_();
+    }
+  }
+  // True when a producer must wait. Marks the gauge paused so the next relief is announced.
+  bool over_limit() {
+    if (limit_ == 0 || used_.load(std::memory_order_relaxed) < static_cast<std::int64_t>(limit_)) return false;
+    paused_.store(true);
+    // Usage may have dropped between the check and the mark: then nobody would announce relief.
+    if (used_.load(std::memory_order_relaxed) < static_cast<std::int64_t>(limit_ / 10 * 9) && paused_.exchange(false)) {
+      return false;
+    }
+    return true;
+  }
+  std::int64_t used() const { return used_.load(std::memory_order_relaxed); }
+  std::uint64_t limit() const { return limit_; }
+
+ private:
+  std::uint64_t limit_;
+  std::atomic<std::int64_t> used_{0};
+  std::atomic<bool> paused_{false};
+  std::function<void()> on_relief_;
+};
+
+}  // namespace carrier::core
