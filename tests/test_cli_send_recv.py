@@ -2,7 +2,7 @@
 
 import signal
 
-from helpers.broker import run_cli
+from helpers.broker import free_port, run_cli
 from helpers.wait import assert_stays
 
 
@@ -82,7 +82,6 @@ def test_recv_times_out_with_exit_1(broker, unique):
 
 
 def test_send_to_a_dead_server_fails(unique):
-    from helpers.broker import free_port
     result = run_cli("send", unique(), "--body", "x", "--server", f"127.0.0.1:{free_port()}",
                      timeout=15)
     assert result.returncode != 0
