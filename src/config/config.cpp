@@ -277,6 +277,68 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.core.prefetch_auto); }},
     {"prefetch_client",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.core.prefetch_client); }},
+    {"sweep_interval_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.core.sweep_interval_ms); }},
+    {"memory_limit_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
+};
+
+Result<double> read_fraction(const Field& f, double min, double max) {
+  double v = 0;
+  if (const auto* d = f.node.as_floating_point()) {
+    v = d->get();
+  } else if (const auto* i = f.node.as_integer()) {
+    v = static_cast<double>(i->get());
+  } else {
+    return f.must_be(fmt::format("a number from {} to {}", min, max));
+  }
+  if (!(v >= min && v <= max)) return f.must_be(fmt::format("a number from {} to {}", min, max));
+  return v;
+}
+
+// Each key of a [[policy]] table writes the policy being read: the last one in the list.
+core::DestinationPolicy& policy(Config& c) { return c.core.policies.back(); }
+
+constexpr Key kPolicyKeys[] = {
+    {"match",
+     [](const Field& f, Config& c) -> Status {
+       auto text = read_string(f);
+       if (!text) return unexpected(std::move(text).error());
+       policy(c).match = std::move(*text);
+       return ok();
+     }},
+    {"redelivery_delay_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), policy(c).redelivery_delay_ms); }},
+    {"redelivery_multiplier",
+     [](const Field& f, Config& c) { return assign(read_fraction(f, 1.0, 100.0), policy(c).redelivery_multiplier); }},
+    {"redelivery_max_delay_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), policy(c).redelivery_max_delay_ms); }},
+    {"redelivery_jitter",
+     [](const Field& f, Config& c) { return assign(read_fraction(f, 0.0, 1.0), policy(c).redelivery_jitter); }},
+    {"max_deliveries",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), policy(c).max_deliveries); }},
+    {"dead_letter_queue",
+     [](const Field& f, Config& c) -> Status {
+       const auto* text = f.node.as_string();
+       if (text == nullptr) return f.must_be("a queue name (\"\" to drop instead)");
+       policy(c).dead_letter_queue = text->get();
+       return ok();
+     }},
+    {"expired_to_dlq", [](const Field& f, Config& c) { return assign(read_bool(f), policy(c).expired_to_dlq); }},
+    {"ttl_ms", [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).ttl_ms); }},
+    {"max_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).max_messages); }},
+    {"max_bytes", [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).max_bytes); }},
+    {"overflow",
+     [](const Field& f, Config& c) -> Status {
+       static constexpr std::string_view kOverflow[] = {"reject", "drop-oldest"};
+       auto name = read_name(f, kOverflow);
+       if (!name) return unexpected(std::move(name).error());
+       policy(c).overflow = *name == "reject" ? core::OverflowPolicy::reject : core::OverflowPolicy::drop_oldest;
+       return ok();
+     }},
+    {"idle_expiry_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).idle_expiry_ms); }},
 };
 
 constexpr Key kJournalKeys[] = {
@@ -307,6 +369,18 @@ constexpr Key kTopKeys[] = {
     {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kStompKeys); }},
     {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
+    {"policy",
+     [](const Field& f, Config& c) -> Status {
+       const auto* array = f.node.as_array();
+       if (array == nullptr) return f.must_be("an array of tables ([[policy]])");
+       for (std::size_t i = 0; i < array->size(); ++i) {
+         Field entry{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)};
+         if (!entry.node.is_table()) return entry.must_be("a table");
+         c.core.policies.emplace_back();
+         if (auto st = apply_table(entry, c, kPolicyKeys); !st) return st;
+       }
+       return ok();
+     }},
 };
 
 // Applies every entry of the table at `f` in document order, so the first problem reported is

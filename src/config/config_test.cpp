@@ -473,5 +473,42 @@ TEST(ConfigLoad, FileErrorsNameThePath) {
             "unknown key 'stomp.max_frame_byte' in " + file.path().string() + ":3:1");
 }
 
+TEST(ConfigParse, Policies) {
+  auto c = parse_ok(
+      "[core]\nsweep_interval_ms = 250\nmemory_limit_bytes = 1048576\n"
+      "[[policy]]\nmatch = \"queue:orders.>\"\nredelivery_delay_ms = 300\nredelivery_multiplier = 1.5\n"
+      "redelivery_jitter = 0\nmax_deliveries = 3\ndead_letter_queue = \"dead.{name}\"\noverflow = \"drop-oldest\"\n"
+      "max_messages = 10\nttl_ms = 5000\nidle_expiry_ms = 60000\nexpired_to_dlq = true\n"
+      "[[policy]]\nmatch = \"topic:>\"\n");
+  EXPECT_EQ(c.core.sweep_interval_ms, 250u);
+  EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
+  ASSERT_EQ(c.core.policies.size(), 2u);
+  const auto& p = c.core.policies[0];
+  EXPECT_EQ(p.match, "queue:orders.>");
+  EXPECT_EQ(p.redelivery_delay_ms, 300u);
+  EXPECT_DOUBLE_EQ(p.redelivery_multiplier, 1.5);
+  EXPECT_DOUBLE_EQ(p.redelivery_jitter, 0.0);
+  EXPECT_EQ(p.max_deliveries, 3u);
+  EXPECT_EQ(p.dead_letter_queue, "dead.{name}");
+  EXPECT_EQ(p.overflow, core::OverflowPolicy::drop_oldest);
+  EXPECT_EQ(p.max_messages, 10u);
+  EXPECT_EQ(p.ttl_ms, 5000u);
+  EXPECT_EQ(p.idle_expiry_ms, 60000u);
+  EXPECT_TRUE(p.expired_to_dlq);
+  EXPECT_EQ(c.core.policies[1].match, "topic:>");
+}
+
+TEST(ConfigParse, PolicyErrorsNameTheKey) {
+  auto unknown = parse_toml("[[policy]]\nmatch = \"a\"\n[[policy]]\nmax_delivery = 3\n", "c.toml");
+  ASSERT_FALSE(unknown);
+  EXPECT_THAT(unknown.error().detail, HasSubstr("'policy[1].max_delivery'"));
+  auto bad = parse_toml("[[policy]]\nredelivery_jitter = 2.0\n", "c.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().detail, HasSubstr("'policy[0].redelivery_jitter' must be a number from 0 to 1"));
+  auto overflow = parse_toml("[[policy]]\noverflow = \"drop\"\n", "c.toml");
+  ASSERT_FALSE(overflow);
+  EXPECT_THAT(overflow.error().detail, HasSubstr("'policy[0].overflow'"));
+}
+
 }  // namespace
 }  // namespace carrier::config

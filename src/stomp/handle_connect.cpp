@@ -61,6 +61,7 @@ void Session::handle_connect(codec::Frame& frame) {
     return;
   }
   version_ = *version;
+  if (const auto* client_id = frame.header("client-id")) client_id_ = *client_id;
   std::uint32_t cx = 0, cy = 0;
   if (version_ != codec::Version::v1_0 && !parse_heart_beat(frame.header("heart-beat"), cx, cy)) {
     fail("invalid heart-beat header", "expected heart-beat:<send ms>,<receive ms>", &frame);

@@ -13,9 +13,9 @@ namespace {
 // Headers that mean something to the broker itself and are not passed through as properties.
 bool is_reserved(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved{
-      "destination", "receipt",        "transaction", "content-length", "persistent", "priority",
-      "expires",     "correlation-id", "reply-to",    "type",           "timestamp",  "content-type",
-      "message-id",  "subscription",   "ack",         "redelivered"};
+      "destination", "receipt",  "transaction", "content-length", "persistent", "priority", "expires",
+      "correlation-id", "reply-to", "type", "timestamp", "content-type", "message-id", "subscription", "ack",
+      "redelivered", "delivery-count", "deliver-at", "delay", "AMQ_SCHEDULED_DELAY"};
   return kReserved.contains(name);
 }
 
@@ -27,56 +27,114 @@ bool parse_number(const std::string& text, T& out) {
 
 }  // namespace
 
-Result<core::MessagePtr> Session::build_message(codec::Frame& frame) {
+std::string Session::qualify_temp_name(std::string_view name) const {
+  // Names another connection qualified (a reply-to we were given) are already broker-wide.
+  if (name.substr(0, 8) == "carrier-") return std::string(name);
+  return session_id_ + "." + std::string(name);
+}
+
+Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
+  auto dest = parse_destination(text);
+  if (!dest) return unexpected(Errc::invalid_argument, fmt::format("invalid destination '{}'", text));
+  if (dest->kind == core::DestinationKind::temp_queue) {
+    const bool ours = dest->name.substr(0, 8) != "carrier-" || dest->name.rfind(session_id_ + ".", 0) == 0;
+    if (for_subscribe && !ours) {
+      return unexpected(Errc::permission_denied,
+                        fmt::format("temporary queue '{}' belongs to another connection", text));
+    }
+    dest->name = qualify_temp_name(dest->name);
+    if (ours) temp_queues_.insert(dest->name);
+  }
+  if (auto st = broker_.check_destination(*dest, for_subscribe); !st) return unexpected(st.error());
+  return *dest;
+}
+
+Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& frame) {
   const auto* dest_text = frame.header("destination");
   if (dest_text == nullptr) return unexpected(Errc::invalid_argument, "SEND frame has no destination header");
-  auto dest = parse_destination(*dest_text);
-  if (!dest) return unexpected(Errc::invalid_argument, fmt::format("invalid destination '{}'", *dest_text));
-  if (auto st = broker_.check_destination(*dest, false); !st) return unexpected(st.error());
+  std::vector<core::Destination> destinations;
+  std::string_view rest(*dest_text);
+  while (true) {
+    auto comma = rest.find(',');
+    auto one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    auto dest = resolve_destination(one, false);
+    if (!dest) return unexpected(dest.error());
+    destinations.push_back(std::move(*dest));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
 
-  auto m = std::make_shared<core::Message>();
-  m->id = broker_.next_message_id();
-  m->destination = std::move(*dest);
-  m->timestamp_ms = broker_.now_ms();
+  core::Message m;
+  m.id = broker_.next_message_id();
+  m.timestamp_ms = broker_.now_ms();
+  m.origin = id();
   std::unordered_set<std::string_view> seen;
   for (auto& [name, value] : frame.headers) {
     if (!seen.insert(name).second) continue;  // repeated header: the first one wins
     if (name == "persistent") {
-      m->persistent = value == "true";
+      m.persistent = value == "true";
     } else if (name == "priority") {
       int p = 0;
       if (!parse_number(value, p) || p < 0 || p > 9) {
         return unexpected(Errc::invalid_argument, fmt::format("priority must be 0 to 9, got '{}'", value));
       }
-      m->priority = static_cast<std::uint8_t>(p);
+      m.priority = static_cast<std::uint8_t>(p);
     } else if (name == "expires") {
-      if (!parse_number(value, m->expires_ms) || m->expires_ms < 0) {
+      if (!parse_number(value, m.expires_ms) || m.expires_ms < 0) {
         return unexpected(Errc::invalid_argument, fmt::format("expires must be epoch milliseconds, got '{}'", value));
       }
+    } else if (name == "deliver-at") {
+      if (!parse_number(value, m.deliver_at_ms) || m.deliver_at_ms < 0) {
+        return unexpected(Errc::invalid_argument, fmt::format("deliver-at must be epoch milliseconds, got '{}'", value));
+      }
+    } else if (name == "delay" || name == "AMQ_SCHEDULED_DELAY") {
+      std::int64_t delay = 0;
+      if (!parse_number(value, delay) || delay < 0) {
+        return unexpected(Errc::invalid_argument, fmt::format("{} must be milliseconds, got '{}'", name, value));
+      }
+      if (delay > 0) m.deliver_at_ms = broker_.now_ms() + delay;
     } else if (name == "timestamp") {
       std::int64_t ts = 0;
-      if (parse_number(value, ts)) m->timestamp_ms = ts;
+      if (parse_number(value, ts)) m.timestamp_ms = ts;
     } else if (name == "correlation-id") {
-      m->correlation_id = value;
+      m.correlation_id = value;
     } else if (name == "reply-to") {
-      m->reply_to = value;
+      // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
+      auto reply = parse_destination(value);
+      if (reply && reply->kind == core::DestinationKind::temp_queue) {
+        reply->name = qualify_temp_name(reply->name);
+        temp_queues_.insert(reply->name);
+        m.reply_to = format_destination(*reply);
+      } else {
+        m.reply_to = value;
+      }
     } else if (name == "type") {
-      m->type = value;
+      m.type = value;
     } else if (name == "content-type") {
-      m->content_type = value;
+      m.content_type = value;
     } else if (!is_reserved(name)) {
-      m->properties.emplace_back(name, value);
+      m.properties.emplace_back(name, value);
     }
   }
-  m->body = std::make_shared<const std::string>(std::move(frame.body));
-  return core::MessagePtr(std::move(m));
+  m.body = std::make_shared<const std::string>(std::move(frame.body));
+  std::vector<core::MessagePtr> out;
+  out.reserve(destinations.size());
+  for (std::size_t i = 0; i < destinations.size(); ++i) {
+    auto copy = std::make_shared<core::Message>(m);
+    copy->destination = std::move(destinations[i]);
+    // Temporary queues live only as long as their connection: nothing to store.
+    if (copy->destination.kind == core::DestinationKind::temp_queue) copy->persistent = false;
+    out.push_back(std::move(copy));
+  }
+  return out;
 }
 
 void Session::handle_send(codec::Frame& frame) {
-  auto message = build_message(frame);
-  if (!message) {
+  auto messages = build_messages(frame);
+  if (!messages) {
     flush_sends();
-    fail(message.error().detail, {}, &frame);
+    fail(messages.error().detail, {}, &frame);
     return;
   }
   if (const auto* tx = frame.header("transaction")) {
@@ -86,12 +144,12 @@ void Session::handle_send(codec::Frame& frame) {
       fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
       return;
     }
-    it->second.work.sends.push_back(std::move(*message));
+    for (auto& m : *messages) it->second.work.sends.push_back(std::move(m));
     maybe_receipt(frame);
     return;
   }
   const auto* receipt = frame.header("receipt");
-  sends_.push_back(PendingSend{std::move(*message), receipt ? *receipt : std::string()});
+  sends_.push_back(PendingSend{std::move(*messages), receipt ? *receipt : std::string()});
 }
 
 void Session::flush_sends() {
@@ -100,7 +158,7 @@ void Session::flush_sends() {
   std::vector<std::string> receipts;
   messages.reserve(sends_.size());
   for (auto& s : sends_) {
-    messages.push_back(std::move(s.message));
+    for (auto& m : s.messages) messages.push_back(std::move(m));
     if (!s.receipt.empty()) receipts.push_back(std::move(s.receipt));
   }
   sends_.clear();
@@ -115,7 +173,8 @@ void Session::flush_sends() {
       // Nothing the client was told is lost: these were never confirmed. Say so and stop.
       codec::Frame cause;
       if (!receipts.empty()) cause.headers.emplace_back("receipt", receipts.front());
-      self->fail("message not stored", st.error().to_string(), &cause);
+      const char* what = st.error().code == Errc::limit_exceeded ? "destination full" : "message not stored";
+      self->fail(what, st.error().to_string(), &cause);
       return;
     }
     for (const auto& r : receipts) self->send_receipt(r);

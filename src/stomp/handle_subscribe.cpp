@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/selector/selector.hpp"
 #include "stomp/destination_name.hpp"
 #include "stomp/session.hpp"
 
@@ -24,9 +25,10 @@ void Session::handle_subscribe(codec::Frame& frame) {
     fail("duplicate subscription id", fmt::format("subscription '{}' already exists", id), &frame);
     return;
   }
-  auto dest = parse_destination(*dest_text);
+  auto dest = resolve_destination(*dest_text, true);
   if (!dest) {
-    fail("invalid destination", fmt::format("invalid destination '{}'", *dest_text), &frame);
+    fail(dest.error().code == Errc::invalid_argument ? "invalid destination" : dest.error().detail,
+         dest.error().detail, &frame);
     return;
   }
   core::AckMode mode = core::AckMode::auto_ack;
@@ -51,17 +53,64 @@ void Session::handle_subscribe(codec::Frame& frame) {
     }
     break;
   }
+  core::SubscribeRequest request{*dest, mode, prefetch, nullptr};
+  if (const auto* text = frame.header("selector"); text != nullptr && !text->empty()) {
+    auto parsed = core::selector::parse(*text);
+    if (!parsed) {
+      fail("invalid selector", parsed.error().detail, &frame);
+      return;
+    }
+    request.selector = std::move(*parsed);
+    request.selector_text = *text;
+  }
+  std::string durable_name;
+  if (dest->kind == core::DestinationKind::topic) {
+    // ActiveMQ: client-id on CONNECT + activemq.subscriptionName. RabbitMQ: durable:true (and
+    // auto-delete:false) with the subscription id as the name. Shared (JMS 2.0): shared:true
+    // with subscription-name, not tied to a client.
+    const auto* amq_name = frame.header("activemq.subscriptionName");
+    const auto* sub_name = frame.header("subscription-name");
+    const auto* durable = frame.header("durable");
+    const auto* shared = frame.header("shared");
+    const bool is_shared = shared != nullptr && *shared == "true";
+    const bool is_durable = (durable != nullptr && *durable == "true") || (amq_name != nullptr && !is_shared);
+    std::string name = amq_name ? *amq_name : sub_name ? *sub_name : std::string();
+    if (is_shared) {
+      if (name.empty()) {
+        fail("shared subscription without a name", "shared:true needs subscription-name", &frame);
+        return;
+      }
+      request.subscription_name = "stomp-shared:" + name;
+      request.durable = is_durable;
+    } else if (is_durable) {
+      if (name.empty()) name = id;
+      if (amq_name != nullptr && client_id_.empty()) {
+        fail("durable subscription without client-id", "send client-id on CONNECT to use activemq.subscriptionName",
+             &frame);
+        return;
+      }
+      request.subscription_name = "stomp:" + client_id_ + ":" + name;
+      request.durable = true;
+      durable_name = request.subscription_name;
+    }
+    const auto* no_local = frame.header("activemq.noLocal");
+    if (no_local != nullptr && *no_local == "true") request.no_local_origin = this->id();
+  }
   if (!consumer_) {
     consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  auto consumer = broker_.subscribe(core::SubscribeRequest{*dest, mode, prefetch, consumer_},
-                                    [weak, receipt](Status st) {
-                                      auto self = weak.lock();
-                                      if (!self || self->is_closing()) return;
-                                      if (!receipt.empty()) self->send_receipt(receipt);
-                                    });
+  request.consumer = consumer_;
+  auto consumer = broker_.subscribe(std::move(request), [weak, receipt](Status st) {
+    auto self = weak.lock();
+    if (!self || self->is_closing()) return;
+    if (!st) {
+      self->fail("subscription failed", st.error().to_string());
+      return;
+    }
+    if (!receipt.empty()) self->send_receipt(receipt);
+  });
   if (!consumer) {
     fail(consumer.error().detail, {}, &frame);
     return;
@@ -71,6 +120,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   sub.number = next_subscription_number_++;
   sub.consumer = *consumer;
   sub.ack_mode = mode;
+  sub.durable_name = std::move(durable_name);
   by_consumer_.emplace(sub.consumer, id);
   subscriptions_.emplace(id, std::move(sub));
 }
@@ -90,14 +140,27 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
   // Deliveries still on their way to this subscription are dropped on arrival; the queue
   // takes them (and everything unacked) back when the consumer is removed.
   const auto consumer = it->second.consumer;
+  // UNSUBSCRIBE with the durable header (RabbitMQ) or the subscription name (ActiveMQ) ends a
+  // durable subscription; a plain one only detaches from it.
+  const auto* durable = frame.header("durable");
+  const bool remove = !it->second.durable_name.empty() &&
+                      ((durable != nullptr && *durable == "true") || frame.header("activemq.subscriptionName") != nullptr);
+  const std::string durable_name = remove ? it->second.durable_name : std::string();
   by_consumer_.erase(consumer);
   subscriptions_.erase(it);
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  broker_.unsubscribe(consumer, [weak, receipt](Status) {
+  broker_.unsubscribe(consumer, [weak, receipt, durable_name](Status) {
     auto self = weak.lock();
-    if (!self || self->is_closing()) return;
-    if (!receipt.empty()) self->send_receipt(receipt);
+    if (!self) return;
+    if (!durable_name.empty()) {
+      self->broker_.remove_subscription(durable_name, [weak, receipt](Status) {
+        auto s = weak.lock();
+        if (s && !s->is_closing() && !receipt.empty()) s->send_receipt(receipt);
+      });
+      return;
+    }
+    if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
   });
 }
 

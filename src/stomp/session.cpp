@@ -70,11 +70,19 @@ void Session::on_data(std::string& buffer) {
       fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail);
       break;
     }
-    offset += step->consumed;
     if (!step->frame) {
+      offset += step->consumed;
       need_at_least_ = step->need_at_least;
       break;
     }
+    if (step->frame->command == codec::Command::send && broker_.memory() != nullptr &&
+        broker_.memory()->over_limit()) {
+      // Past the memory limit: leave this SEND unread and stop reading until consumers drain.
+      log()->debug("{} memory limit reached: pausing this producer", log_prefix());
+      pause_reading();
+      break;
+    }
+    offset += step->consumed;
     handle(*step->frame);
   }
   flush_sends();
@@ -129,6 +137,7 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
       headers.emplace_back("ack", fmt::format("{}.{}", sub.number, d.tag));
     }
     if (d.redelivered) headers.emplace_back("redelivered", "true");
+    headers.emplace_back("delivery-count", std::to_string(d.delivery_count));
     if (m.persistent) headers.emplace_back("persistent", "true");
     headers.emplace_back("priority", std::to_string(m.priority));
     headers.emplace_back("timestamp", std::to_string(m.timestamp_ms));
@@ -178,6 +187,10 @@ void Session::on_closed() {
   // held by the subscriptions and go back to their queues with them.
   transactions_.clear();
   release_subscriptions();
+  for (const auto& name : temp_queues_) {
+    broker_.delete_queue(core::Destination{core::DestinationKind::temp_queue, name}, nullptr);
+  }
+  temp_queues_.clear();
   if (heartbeat_timer_) heartbeat_timer_->cancel();
 }
 
@@ -227,7 +240,8 @@ net::asio::awaitable<void> Session::heartbeat_loop(std::shared_ptr<Session> self
     if (ec || self->is_closing()) co_return;
     const auto now = steady_clock::now();
     // Allow the client twice its interval: the spec leaves the margin to the receiver.
-    if (receive_ms != 0 && now - self->last_read() > milliseconds(2 * receive_ms)) {
+    // A producer paused at the memory limit is not read from: its silence is ours.
+    if (receive_ms != 0 && !self->is_paused() && now - self->last_read() > milliseconds(2 * receive_ms)) {
       log()->info("{} no heart-beat from the client for {} ms: closing", self->log_prefix(), 2 * receive_ms);
       self->fail("heart-beat timeout", fmt::format("nothing received for {} ms", 2 * receive_ms));
       co_return;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/broker.hpp"
@@ -54,6 +55,7 @@ class Session : public net::Connection {
   struct Subscription {
     std::string id;                 // the client's id
     std::uint64_t number = 0;       // ours, in ack tokens
+    std::string durable_name;       // a durable subscription's broker-wide name
     core::ConsumerId consumer;
     core::AckMode ack_mode = core::AckMode::auto_ack;
     std::map<std::uint64_t, core::MessagePtr> unacked;  // by tag: client-acked deliveries held
@@ -61,7 +63,7 @@ class Session : public net::Connection {
     std::vector<std::uint64_t> writing_auto_acks;       // in the write under way
   };
   struct PendingSend {
-    core::MessagePtr message;
+    std::vector<core::MessagePtr> messages;  // several for a composite destination
     std::string receipt;
   };
   struct Tx {
@@ -81,7 +83,11 @@ class Session : public net::Connection {
 
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
-  Result<core::MessagePtr> build_message(codec::Frame& frame);
+  // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.
+  Result<std::vector<core::MessagePtr>> build_messages(codec::Frame& frame);
+  // "/temp-queue/x" names this connection's own temporary queue; others' stay as they are.
+  Result<core::Destination> resolve_destination(std::string_view text, bool for_subscribe);
+  std::string qualify_temp_name(std::string_view name) const;
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
   Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
 
@@ -103,6 +109,8 @@ class Session : public net::Connection {
   codec::Version version_ = codec::Version::v1_2;
   bool connected_ = false;
   std::string session_id_;
+  std::string client_id_;
+  std::unordered_set<std::string> temp_queues_;  // ours, deleted when the connection closes
   std::shared_ptr<SubscriptionConsumer> consumer_;
   std::unordered_map<std::string, Subscription> subscriptions_;  // by client id
   std::unordered_map<core::ConsumerId, std::string> by_consumer_;

@@ -13,7 +13,9 @@ namespace {
 // them a meaning without an old reader silently ignoring it.
 constexpr std::uint8_t kFlagPersistent = 0x01;
 constexpr std::uint8_t kFlagHasBody = 0x02;  // a null body and an empty body stay distinct
-constexpr std::uint8_t kKnownFlags = kFlagPersistent | kFlagHasBody;
+constexpr std::uint8_t kFlagRetain = 0x04;     // MQTT retained
+constexpr std::uint8_t kFlagScheduled = 0x08;  // a u64 deliver-at (epoch ms) follows the flags
+constexpr std::uint8_t kKnownFlags = kFlagPersistent | kFlagHasBody | kFlagRetain | kFlagScheduled;
 constexpr std::uint8_t kMaxDestinationKind = static_cast<std::uint8_t>(core::DestinationKind::temp_queue);
 
 }  // namespace
@@ -21,7 +23,7 @@ constexpr std::uint8_t kMaxDestinationKind = static_cast<std::uint8_t>(core::Des
 std::size_t encoded_message_size(const core::Message& m) {
   using binary::string_size;
   using binary::varint_size;
-  std::size_t n = 1 + 16 + 1 + string_size(m.destination.name) + 1 + 8 + 8 + 1;
+  std::size_t n = 1 + 16 + 1 + string_size(m.destination.name) + 1 + 8 + 8 + 1 + (m.deliver_at_ms != 0 ? 8 : 0);
   n += string_size(m.correlation_id) + string_size(m.reply_to) + string_size(m.type) +
        string_size(m.content_type);
   n += varint_size(m.properties.size());
@@ -44,7 +46,10 @@ void encode_message(const core::Message& m, std::string& out) {
   std::uint8_t flags = 0;
   if (m.persistent) flags |= kFlagPersistent;
   if (m.body) flags |= kFlagHasBody;
+  if (m.retain) flags |= kFlagRetain;
+  if (m.deliver_at_ms != 0) flags |= kFlagScheduled;
   put_u8(out, flags);
+  if (m.deliver_at_ms != 0) put_u64(out, static_cast<std::uint64_t>(m.deliver_at_ms));
   put_string(out, m.correlation_id);
   put_string(out, m.reply_to);
   put_string(out, m.type);
@@ -101,6 +106,11 @@ Result<core::Message> decode_message(std::string_view bytes) {
     return in.fail("flags", "unknown flag bits " + std::to_string(flags), flags_at);
   }
   m.persistent = (flags & kFlagPersistent) != 0;
+  m.retain = (flags & kFlagRetain) != 0;
+  if ((flags & kFlagScheduled) != 0) {
+    CARRIER_STORE_TRY(deliver_at, in.u64("deliver-at"));
+    m.deliver_at_ms = static_cast<std::int64_t>(deliver_at);
+  }
 
   CARRIER_STORE_TRY(correlation_id, in.bytes("correlation-id"));
   m.correlation_id.assign(correlation_id);

@@ -122,5 +122,19 @@ TEST(MessageCodec, RandomDamageNeverCrashes) {
   }
 }
 
+TEST(MessageCodec, ScheduledAndRetainedSurvive) {
+  core::Message m;
+  m.id = core::MessageId{1, 2};
+  m.destination = {core::DestinationKind::topic, "t"};
+  m.deliver_at_ms = 1234567890123;
+  m.retain = true;
+  auto bytes = encode_message(m);
+  EXPECT_EQ(bytes.size(), encoded_message_size(m));
+  auto back = decode_message(bytes);
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_EQ(back->deliver_at_ms, 1234567890123);
+  EXPECT_TRUE(back->retain);
+}
+
 }  // namespace
 }  // namespace carrier::store
