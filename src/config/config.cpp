@@ -304,6 +304,13 @@ constexpr Key kPolicyKeys[] = {
      [](const Field& f, Config& c) -> Status {
        auto text = read_string(f);
        if (!text) return unexpected(std::move(text).error());
+       std::string_view pattern(*text);
+       if (auto colon = pattern.find(':'); colon != std::string_view::npos) {
+         const auto kind = pattern.substr(0, colon);
+         if (kind != "queue" && kind != "topic") return f.must_be("\"queue:PATTERN\", \"topic:PATTERN\" or \"PATTERN\"");
+         pattern.remove_prefix(colon + 1);
+       }
+       if (pattern.empty()) return f.must_be("\"queue:PATTERN\", \"topic:PATTERN\" or \"PATTERN\"");
        policy(c).match = std::move(*text);
        return ok();
      }},
@@ -377,7 +384,12 @@ constexpr Key kTopKeys[] = {
          Field entry{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)};
          if (!entry.node.is_table()) return entry.must_be("a table");
          c.core.policies.emplace_back();
+         c.core.policies.back().match.clear();
          if (auto st = apply_table(entry, c, kPolicyKeys); !st) return st;
+         if (c.core.policies.back().match.empty()) {
+           return unexpected(Errc::invalid_argument, fmt::format("'{}.match' is required (which destinations the policy is for){}",
+                                                                 entry.key, where(f.source_name, entry.node.source())));
+         }
        }
        return ok();
      }},

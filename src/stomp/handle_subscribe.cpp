@@ -73,7 +73,8 @@ void Session::handle_subscribe(codec::Frame& frame) {
     const auto* durable = frame.header("durable");
     const auto* shared = frame.header("shared");
     const bool is_shared = shared != nullptr && *shared == "true";
-    const bool is_durable = (durable != nullptr && *durable == "true") || (amq_name != nullptr && !is_shared);
+    const bool is_durable =
+        (durable != nullptr && *durable == "true") || (!is_shared && (amq_name != nullptr || sub_name != nullptr));
     std::string name = amq_name ? *amq_name : sub_name ? *sub_name : std::string();
     if (is_shared) {
       if (name.empty()) {
@@ -84,8 +85,8 @@ void Session::handle_subscribe(codec::Frame& frame) {
       request.durable = is_durable;
     } else if (is_durable) {
       if (name.empty()) name = id;
-      if (amq_name != nullptr && client_id_.empty()) {
-        fail("durable subscription without client-id", "send client-id on CONNECT to use activemq.subscriptionName",
+      if ((amq_name != nullptr || sub_name != nullptr) && client_id_.empty()) {
+        fail("durable subscription without client-id", "send client-id on CONNECT to name a durable subscription",
              &frame);
         return;
       }
@@ -144,7 +145,8 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
   // durable subscription; a plain one only detaches from it.
   const auto* durable = frame.header("durable");
   const bool remove = !it->second.durable_name.empty() &&
-                      ((durable != nullptr && *durable == "true") || frame.header("activemq.subscriptionName") != nullptr);
+                      ((durable != nullptr && *durable == "true") || frame.header("activemq.subscriptionName") != nullptr ||
+                       frame.header("subscription-name") != nullptr);
   const std::string durable_name = remove ? it->second.durable_name : std::string();
   by_consumer_.erase(consumer);
   subscriptions_.erase(it);
