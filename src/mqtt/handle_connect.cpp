@@ -1,0 +1,198 @@
+// CONNECT: version, client id, will, keep-alive, limits; claiming the client id; resuming or
+// starting the session; CONNACK.
+
+#include <fmt/format.h>
+
+#include "base/logging.hpp"
+#include "mqtt/codec/topic_syntax.hpp"
+#include "mqtt/reason_codes.hpp"
+#include "mqtt/service.hpp"
+#include "mqtt/session.hpp"
+#include "mqtt/topic_map.hpp"
+
+namespace carrier::mqtt {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("mqtt");
+  return logger;
+}
+
+constexpr std::uint32_t kNever = 0xFFFFFFFF;
+
+}  // namespace
+
+void Session::refuse_connect(codec::ReasonCode reason, std::string_view detail) {
+  if (is_closing()) return;
+  log()->debug("{} CONNECT refused: {} ({})", log_prefix(), codec::to_string(reason), detail);
+  codec::Connack ack;
+  if (version_ == codec::Version::v5) {
+    // Only the codes CONNACK may carry; anything else is "unspecified".
+    ack.reason = codec::is_allowed(codec::PacketType::connack, reason, version_) ? reason
+                                                                                  : codec::ReasonCode::unspecified_error;
+    if (!detail.empty()) ack.properties.reason_string = std::string(detail.substr(0, 200));
+    if (ack.properties.reason_string && !codec::is_valid_utf8(*ack.properties.reason_string)) {
+      ack.properties.reason_string.reset();
+    }
+  } else {
+    ack.reason = static_cast<codec::ReasonCode>(to_return_code(reason));
+  }
+  send(ack);
+  close_after_flush();
+}
+
+void Session::handle_connect(codec::Connect& c) {
+  if (connect_received_) {
+    disconnect(codec::ReasonCode::protocol_error, "a second CONNECT");
+    return;
+  }
+  connect_received_ = true;
+  version_ = c.version;
+  const bool v5 = version_ == codec::Version::v5;
+  const auto& props = c.properties;
+
+  if (v5 && props.authentication_method) {
+    // No enhanced authentication method is offered (MQTT 5 4.12).
+    refuse_connect(codec::ReasonCode::bad_authentication_method,
+                   fmt::format("authentication method '{}' is not supported", *props.authentication_method));
+    return;
+  }
+  // Username and password: there is no authentication hook in the broker yet (STOMP accepts
+  // any login too); they are accepted as they are.
+
+  clean_start_ = c.clean_start;
+  client_id_ = c.client_id;
+  std::optional<std::string> assigned;
+  if (client_id_.empty()) {
+    // 3.1 requires an id; 3.1.1 allows none only with a clean session; 5.0 assigns one.
+    if (version_ == codec::Version::v3_1 || (version_ == codec::Version::v3_1_1 && !clean_start_)) {
+      refuse_connect(codec::ReasonCode::client_identifier_not_valid, "an empty client identifier needs a clean session");
+      return;
+    }
+    client_id_ = "auto-" + broker_.next_message_id().to_string();
+    if (v5) assigned = client_id_;
+  }
+
+  if (v5) {
+    session_expiry_ = std::min(props.session_expiry_interval.value_or(0), options_.session_expiry_max);
+    if (session_expiry_ != props.session_expiry_interval.value_or(0)) connack_session_expiry_ = session_expiry_;
+    client_receive_maximum_ = props.receive_maximum.value_or(65535);
+    client_max_packet_size_ = props.maximum_packet_size.value_or(0);
+    client_topic_alias_maximum_ = props.topic_alias_maximum.value_or(0);
+    request_problem_information_ = props.request_problem_information.value_or(1) == 1;
+    outbound_window_ = std::max<std::uint16_t>(1, std::min(client_receive_maximum_, options_.max_inflight));
+  } else {
+    session_expiry_ = clean_start_ ? 0 : std::min(kNever, options_.session_expiry_max);
+  }
+  keep_alive_ = c.keep_alive;
+  std::optional<std::uint16_t> server_keep_alive;
+  if (v5 && options_.max_keep_alive != 0 && (keep_alive_ == 0 || keep_alive_ > options_.max_keep_alive)) {
+    keep_alive_ = options_.max_keep_alive;
+    server_keep_alive = keep_alive_;
+  }
+  will_ = std::move(c.will);
+
+  log()->debug("{} CONNECT {} client '{}' clean={} keep-alive={} expiry={}", log_prefix(), codec::to_string(version_),
+               client_id_, clean_start_, keep_alive_, session_expiry_);
+
+  // Nothing else is read until the CONNACK is out: packets pipelined after CONNECT wait.
+  pause_reading();
+  auto weak = std::weak_ptr<Session>(self());
+  service_.claim(client_id_, self(), clean_start_,
+                 [weak, assigned, server_keep_alive](bool existed, std::optional<SessionState> state) {
+                   auto s = weak.lock();
+                   if (!s) return;
+                   s->assigned_client_id_ = assigned;
+                   s->server_keep_alive_ = server_keep_alive;
+                   s->on_claimed(existed, std::move(state));
+                 });
+}
+
+void Session::on_claimed(bool existed, std::optional<SessionState> state) {
+  if (is_closing() || taken_over_) {
+    // Gone while the claim was on its way: hand what was found straight back.
+    Departure d;
+    d.connection = id();
+    d.persistent = existed && state.has_value();
+    d.expiry_seconds = session_expiry_ == 0 ? kNever : session_expiry_;
+    if (state) d.state = std::move(*state);
+    service_.depart(client_id_, std::move(d));
+    return;
+  }
+  registered_ = true;
+  const std::string prefix = subscription_prefix(client_id_);
+  auto named = broker_.named_subscriptions(prefix);
+  if (clean_start_) {
+    // A clean start deletes whatever a previous session left, in the core too.
+    if (named.empty()) {
+      finish_connect(false, std::nullopt);
+      return;
+    }
+    auto remaining = std::make_shared<std::size_t>(named.size());
+    auto weak = std::weak_ptr<Session>(self());
+    for (const auto& n : named) {
+      broker_.remove_subscription(n.name, [weak, remaining](Status) {
+        if (--*remaining != 0) return;
+        if (auto s = weak.lock()) s->finish_connect(false, std::nullopt);
+      });
+    }
+    return;
+  }
+  if (!state && !named.empty()) {
+    // The registry knows nothing (a restart): rebuild from the core's durable subscriptions,
+    // at QoS 1 since their options were not kept.
+    state = SessionState{};
+    for (const auto& n : named) {
+      std::string filter = n.name.substr(prefix.size());
+      if (filter.ends_with(kParentSuffix)) continue;
+      state->subscriptions.emplace(std::move(filter), SubscriptionOptions{.qos = 1});
+    }
+  }
+  const bool present = existed || state.has_value();
+  finish_connect(present, std::move(state));
+}
+
+void Session::finish_connect(bool session_present, std::optional<SessionState> resume) {
+  if (is_closing() || taken_over_) return;
+  consumer_ = std::make_shared<SessionConsumer>(std::weak_ptr<Session>(self()));
+  if (resume) {
+    for (auto& [filter, options] : resume->subscriptions) {
+      Subscription sub;
+      sub.filter = filter;
+      sub.options = options;
+      sub.named = true;
+      sub.durable = !codec::is_shared_filter(filter);
+      auto& slot = subscriptions_[filter];
+      slot = std::move(sub);
+      if (auto st = attach(slot, false, nullptr); !st) {
+        log()->warn("{} cannot resume subscription '{}': {}", log_prefix(), filter, st.error().to_string());
+        subscriptions_.erase(filter);
+        continue;
+      }
+      slot.ready = true;
+    }
+  }
+  codec::Connack ack;
+  ack.session_present = session_present && version_ != codec::Version::v3_1;
+  if (version_ == codec::Version::v5) {
+    auto& p = ack.properties;
+    p.assigned_client_identifier = assigned_client_id_;
+    p.server_keep_alive = server_keep_alive_;
+    p.session_expiry_interval = connack_session_expiry_;
+    if (options_.receive_maximum != 65535) p.receive_maximum = options_.receive_maximum;
+    p.topic_alias_maximum = options_.topic_alias_maximum;
+    if (options_.max_packet_size < codec::kMaxVariableByteInteger) {
+      p.maximum_packet_size = static_cast<std::uint32_t>(options_.max_packet_size);
+    }
+  }
+  send(ack);
+  connected_ = true;
+  log()->debug("{} CONNACK client '{}' session present={} ({} subscription(s) resumed)", log_prefix(), client_id_,
+               ack.session_present, subscriptions_.size());
+  pump();
+  flush();
+  resume_reading();
+}
+
+}  // namespace carrier::mqtt

@@ -1,0 +1,156 @@
+// PUBLISH and PUBREL from the client: topic aliases, QoS 1 and 2 flows, receive maximum,
+// PUBACK / PUBREC once the broker has the message (durable for QoS >= 1).
+
+#include <fmt/format.h>
+
+#include "base/logging.hpp"
+#include "mqtt/codec/data_types.hpp"
+#include "mqtt/message_mapping.hpp"
+#include "mqtt/reason_codes.hpp"
+#include "mqtt/session.hpp"
+
+namespace carrier::mqtt {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("mqtt");
+  return logger;
+}
+
+}  // namespace
+
+void Session::handle_publish(codec::Publish& p) {
+  const bool v5 = version_ == codec::Version::v5;
+  if (v5 && !p.properties.subscription_identifiers.empty()) {
+    disconnect(codec::ReasonCode::protocol_error, "a client PUBLISH carries no subscription identifier");
+    return;
+  }
+  // Topic aliases (MQTT 5 3.3.2.3.4): set or used.
+  std::string topic = std::move(p.topic);
+  if (auto alias = p.properties.topic_alias) {
+    if (*alias == 0 || *alias > options_.topic_alias_maximum) {
+      disconnect(codec::ReasonCode::topic_alias_invalid,
+                 fmt::format("topic alias {} is outside 1..{}", *alias, options_.topic_alias_maximum));
+      return;
+    }
+    if (!topic.empty()) {
+      inbound_aliases_[*alias] = topic;
+    } else {
+      auto it = inbound_aliases_.find(*alias);
+      if (it == inbound_aliases_.end()) {
+        disconnect(codec::ReasonCode::protocol_error, fmt::format("topic alias {} was never set", *alias));
+        return;
+      }
+      topic = it->second;
+    }
+  }
+  if (p.qos > 0) {
+    if (v5 && inbound_unacked_ >= options_.receive_maximum) {
+      disconnect(codec::ReasonCode::receive_maximum_exceeded,
+                 fmt::format("more than {} unacknowledged QoS 1 and 2 PUBLISHes", options_.receive_maximum));
+      return;
+    }
+    if (p.qos == 2) {
+      auto it = inbound_qos2_.find(p.packet_id);
+      if (it != inbound_qos2_.end()) {
+        // A resend of a QoS 2 message the broker already has: never routed twice.
+        if (it->second) send(codec::Pubrec{.packet_id = p.packet_id});
+        return;
+      }
+    }
+  }
+  InboundPublish in;
+  in.qos = p.qos;
+  in.packet_id = p.packet_id;
+  if (v5 && p.properties.payload_format_indicator == 1 && !codec::is_valid_utf8(p.payload)) {
+    // The payload says it is UTF-8 and is not (MQTT 5 3.3.2.3.2).
+    if (p.qos == 0) {
+      disconnect(codec::ReasonCode::payload_format_invalid, "payload is not the UTF-8 its format indicator says");
+      return;
+    }
+    in.refused = codec::ReasonCode::payload_format_invalid;
+  } else {
+    in.message = to_core_message(p, topic, broker_.next_message_id(), broker_.now_ms(), id());
+    if (auto st = broker_.check_destination(in.message->destination, false); !st) {
+      if (p.qos == 0) {
+        log()->debug("{} PUBLISH to '{}' dropped: {}", log_prefix(), topic, st.error().to_string());
+        return;
+      }
+      in.message = nullptr;
+      in.refused = reason_for(st.error().code, Operation::publish);
+    }
+  }
+  if (p.qos > 0) ++inbound_unacked_;
+  if (p.qos == 2) inbound_qos2_.emplace(p.packet_id, false);
+  publishes_.push_back(std::move(in));
+}
+
+void Session::flush_publishes() {
+  if (publishes_.empty()) return;
+  std::vector<core::MessagePtr> messages;
+  struct Ack {
+    std::uint8_t qos;
+    std::uint16_t packet_id;
+    codec::ReasonCode refused;
+  };
+  std::vector<Ack> acks;
+  for (auto& in : publishes_) {
+    if (in.message) messages.push_back(std::move(in.message));
+    if (in.qos > 0) acks.push_back(Ack{in.qos, in.packet_id, in.refused});
+  }
+  publishes_.clear();
+  ++publish_batches_in_flight_;
+  auto weak = std::weak_ptr<Session>(self());
+  broker_.send(std::move(messages), [weak, acks = std::move(acks)](Status st) {
+    auto s = weak.lock();
+    if (!s) return;
+    --s->publish_batches_in_flight_;
+    if (s->is_closing()) return;
+    const bool v5 = s->version_ == codec::Version::v5;
+    if (!st && !v5 && !acks.empty()) {
+      // MQTT 3.x cannot refuse a PUBLISH: the client resends after reconnecting.
+      log()->warn("{} messages not stored: {}", s->log_prefix(), st.error().to_string());
+      s->close();
+      return;
+    }
+    const codec::ReasonCode failed =
+        st ? codec::ReasonCode::success : reason_for(st.error().code, Operation::publish);
+    for (const auto& a : acks) {
+      const codec::ReasonCode reason = a.refused != codec::ReasonCode::success ? a.refused : failed;
+      codec::Properties props;
+      if (reason != codec::ReasonCode::success && s->problem_information()) {
+        props.reason_string = a.refused != codec::ReasonCode::success ? codec::to_string(reason)
+                                                                       : st.error().to_string().substr(0, 200);
+        if (!codec::is_valid_utf8(*props.reason_string)) props.reason_string.reset();
+      }
+      if (a.qos == 1) {
+        --s->inbound_unacked_;
+        s->send(codec::Puback{.packet_id = a.packet_id, .reason = reason, .properties = std::move(props)});
+      } else if (reason == codec::ReasonCode::success) {
+        s->inbound_qos2_[a.packet_id] = true;
+        s->send(codec::Pubrec{.packet_id = a.packet_id});
+      } else {
+        // A PUBREC with an error ends the exchange (MQTT 5 4.3.3).
+        s->inbound_qos2_.erase(a.packet_id);
+        --s->inbound_unacked_;
+        s->send(codec::Pubrec{.packet_id = a.packet_id, .reason = reason, .properties = std::move(props)});
+      }
+    }
+    if (s->shutting_down_ && s->publish_batches_in_flight_ == 0) {
+      s->disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
+    }
+    s->flush();
+  });
+}
+
+void Session::handle_pubrel(const codec::Pubrel& p) {
+  if (inbound_qos2_.erase(p.packet_id) != 0) {
+    --inbound_unacked_;
+    send(codec::Pubcomp{.packet_id = p.packet_id});
+    return;
+  }
+  send(codec::Pubcomp{.packet_id = p.packet_id, .reason = codec::ReasonCode::packet_identifier_not_found});
+}
+
+}  // namespace carrier::mqtt

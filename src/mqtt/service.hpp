@@ -1,0 +1,55 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/broker.hpp"
+#include "mqtt/options.hpp"
+#include "mqtt/session_state.hpp"
+#include "net/asio.hpp"
+
+namespace carrier::mqtt {
+
+class ClientRegistry;
+class Session;
+
+// The MQTT side of a running broker: makes a Session per accepted connection and owns the
+// client registry, split by client id across shards (each client id belongs to the shard
+// core::owner_shard("client:" + id)), through which a CONNECT takes its client id over from
+// another connection and finds the session state that connection left.
+// Runs on: constructed by the main thread before the shards run, destroyed after they stop;
+// accept() on the connection's shard; claim() and depart() on any shard (they post to the
+// owning one).
+class Service {
+ public:
+  Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  void accept(net::tcp::socket socket, core::ShardId shard);
+  const Options& options() const { return options_; }
+
+  // `done(existed, state)` runs on `session`'s shard once the client id is this session's: any
+  // other connection with it has been told and detached. `existed`: a session was there to
+  // resume; `state`: what the registry kept of it (nullopt when it knows nothing, e.g. after a
+  // restart; the core's named subscriptions may still say more).
+  using ClaimDone = std::function<void(bool existed, std::optional<SessionState> state)>;
+  void claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
+             ClaimDone done);
+  // A connection the registry knew as the client's has gone.
+  void depart(const std::string& client_id, Departure departure);
+
+ private:
+  core::ShardId owner(const std::string& client_id) const;
+
+  core::Executor& executor_;
+  std::vector<core::Broker*> brokers_;
+  Options options_;
+  std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
+};
+
+}  // namespace carrier::mqtt

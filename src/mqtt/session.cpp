@@ -1,0 +1,301 @@
+#include "mqtt/session.hpp"
+
+#include <fmt/format.h>
+
+#include "base/logging.hpp"
+#include "mqtt/codec/encoder.hpp"
+#include "mqtt/message_mapping.hpp"
+#include "mqtt/reason_codes.hpp"
+#include "mqtt/service.hpp"
+
+namespace carrier::mqtt {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("mqtt");
+  return logger;
+}
+
+// Reason strings are cut to something reasonable (the detail may quote client input).
+std::string reason_text(std::string_view detail) {
+  std::string out(detail.substr(0, 200));
+  if (!codec::is_valid_utf8(out)) return "invalid request";
+  return out;
+}
+
+}  // namespace
+
+void SessionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
+  if (auto s = session_.lock()) s->deliver(id, std::move(batch));
+}
+
+Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
+                 const Options& options)
+    : net::Connection(std::move(socket), shard, "mqtt"), broker_(broker), service_(service), options_(options) {
+  limits_.max_packet_size = options_.max_packet_size;
+  outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
+}
+
+Session::~Session() = default;
+
+std::shared_ptr<Session> Session::self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+
+void Session::send(const codec::Packet& packet) { codec::encode(packet, version_, out()); }
+
+void Session::on_data(std::string& buffer) {
+  if (is_closing()) {
+    buffer.clear();
+    return;
+  }
+  if (buffer.size() < need_at_least_) return;
+  need_at_least_ = 0;
+  std::size_t offset = 0;
+  while (!is_closing() && !is_paused() && offset < buffer.size()) {
+    auto r = codec::decode(std::string_view(buffer).substr(offset), version_, limits_);
+    if (r.error) {
+      flush_publishes();
+      on_decode_error(*r.error, r.connect_version);
+      break;
+    }
+    if (!r.packet) {
+      need_at_least_ = r.need_at_least;
+      break;
+    }
+    offset += r.consumed;
+    handle(*r.packet);
+  }
+  flush_publishes();
+  buffer.erase(0, offset);
+  if (is_closing()) buffer.clear();
+  flush();
+}
+
+void Session::handle(codec::Packet& packet) {
+  if (!std::holds_alternative<codec::Publish>(packet)) flush_publishes();
+  if (!connect_received_ && !std::holds_alternative<codec::Connect>(packet)) {
+    log()->debug("{} {} before CONNECT: closing", log_prefix(), codec::to_string(codec::type_of(packet)));
+    close();
+    return;
+  }
+  std::visit(
+      [this](auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, codec::Connect>) {
+          handle_connect(p);
+        } else if constexpr (std::is_same_v<T, codec::Publish>) {
+          handle_publish(p);
+        } else if constexpr (std::is_same_v<T, codec::Puback>) {
+          handle_puback(p);
+        } else if constexpr (std::is_same_v<T, codec::Pubrec>) {
+          handle_pubrec(p);
+        } else if constexpr (std::is_same_v<T, codec::Pubrel>) {
+          handle_pubrel(p);
+        } else if constexpr (std::is_same_v<T, codec::Pubcomp>) {
+          handle_pubcomp(p);
+        } else if constexpr (std::is_same_v<T, codec::Subscribe>) {
+          handle_subscribe(p);
+        } else if constexpr (std::is_same_v<T, codec::Unsubscribe>) {
+          handle_unsubscribe(p);
+        } else if constexpr (std::is_same_v<T, codec::Pingreq>) {
+          send(codec::Pingresp{});
+        } else if constexpr (std::is_same_v<T, codec::Disconnect>) {
+          handle_disconnect(p);
+        } else if constexpr (std::is_same_v<T, codec::Auth>) {
+          handle_auth(p);
+        } else {
+          // CONNACK, SUBACK, UNSUBACK, PINGRESP: server packets.
+          disconnect(codec::ReasonCode::protocol_error,
+                     fmt::format("{} is sent by servers only", codec::to_string(codec::type_of(codec::Packet(p)))));
+        }
+      },
+      packet);
+}
+
+void Session::on_decode_error(const codec::DecodeError& error, std::optional<codec::Version> connect_version) {
+  log()->debug("{} bad packet: {}", log_prefix(), error.to_string());
+  if (!connect_received_) {
+    // A CONNECT that did not decode: answer in the shape of the version it asked for, when known.
+    if (connect_version == codec::Version::v5) {
+      version_ = codec::Version::v5;
+      connect_received_ = true;
+      refuse_connect(error.reason, error.detail);
+      return;
+    }
+    if (error.reason == codec::ReasonCode::unsupported_protocol_version) {
+      // MQTT 3.1.1 section 3.2.2.3: return code 1, in the 3.1.1 shape a client of any level reads.
+      version_ = codec::Version::v3_1_1;
+      send(codec::Connack{false, static_cast<codec::ReasonCode>(codec::ConnectReturnCode::unacceptable_protocol_version),
+                          {}});
+      close_after_flush();
+      return;
+    }
+    close();
+    return;
+  }
+  disconnect(error.reason, error.detail);
+}
+
+void Session::disconnect(codec::ReasonCode reason, std::string_view detail) {
+  if (is_closing()) return;
+  if (!connected_) {
+    if (connect_received_) {
+      refuse_connect(reason, detail);
+    } else {
+      close();
+    }
+    return;
+  }
+  log()->debug("{} DISCONNECT {}: {}", log_prefix(), codec::to_string(reason), detail);
+  if (version_ == codec::Version::v5) {
+    codec::Disconnect d{.reason = reason};
+    if (!detail.empty()) d.properties.reason_string = reason_text(detail);
+    send(d);
+  }
+  close_after_flush();
+}
+
+void Session::start_watchdog() {
+  watchdog_ = std::make_unique<net::asio::steady_timer>(executor());
+  net::asio::co_spawn(executor(), watchdog_loop(self()), [](std::exception_ptr) {});
+}
+
+net::asio::awaitable<void> Session::watchdog_loop(std::shared_ptr<Session> self) {
+  using namespace std::chrono;
+  const auto started = steady_clock::now();
+  while (!self->is_closing()) {
+    // Ticks of a quarter of the keep-alive (bounded), so a timeout is seen within 25% of it.
+    const auto tick = self->keep_alive_ == 0 ? milliseconds(250)
+                                             : std::clamp(milliseconds(self->keep_alive_ * 250), milliseconds(50),
+                                                          milliseconds(1000));
+    self->watchdog_->expires_after(tick);
+    boost::system::error_code ec;
+    co_await self->watchdog_->async_wait(net::asio::redirect_error(net::asio::use_awaitable, ec));
+    if (ec || self->is_closing()) co_return;
+    const auto now = steady_clock::now();
+    if (!self->connect_received_) {
+      if (now - started > milliseconds(self->options_.connect_timeout_ms)) {
+        log()->debug("{} no CONNECT within {} ms: closing", self->log_prefix(), self->options_.connect_timeout_ms);
+        self->close();
+        co_return;
+      }
+      continue;
+    }
+    // MQTT: a client silent for one and a half keep-alive periods is gone.
+    if (self->connected_ && self->keep_alive_ != 0 &&
+        now - self->last_read() > milliseconds(std::int64_t(self->keep_alive_) * 1500)) {
+      log()->info("{} client '{}' silent for 1.5 x {} s: closing", self->log_prefix(), self->client_id_,
+                  self->keep_alive_);
+      self->disconnect(codec::ReasonCode::keep_alive_timeout,
+                       fmt::format("nothing received for {} ms", std::int64_t(self->keep_alive_) * 1500));
+      co_return;
+    }
+  }
+}
+
+void Session::on_write_started() {
+  for (auto& [consumer, tags] : staged_acks_) {
+    auto& w = writing_acks_[consumer];
+    w.insert(w.end(), tags.begin(), tags.end());
+  }
+  staged_acks_.clear();
+}
+
+void Session::on_write_done() {
+  // QoS 0 deliveries count as acknowledged once written: that is when credit comes back, so a
+  // slow reader slows its subscriptions instead of growing our buffer.
+  for (auto& [consumer, tags] : writing_acks_) {
+    if (!tags.empty() && by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
+  }
+  writing_acks_.clear();
+}
+
+void Session::publish_will_now() {
+  if (!will_) return;
+  log()->debug("{} publishing the will of '{}' to '{}'", log_prefix(), client_id_, will_->topic);
+  broker_.send({will_message(*will_, broker_.next_message_id(), broker_.now_ms(), id())}, nullptr);
+  will_.reset();
+}
+
+Departure Session::make_departure(bool with_will) {
+  Departure d;
+  d.connection = id();
+  d.persistent = session_expiry_ > 0;
+  d.expiry_seconds = session_expiry_;
+  for (const auto& [filter, sub] : subscriptions_) d.state.subscriptions.emplace(filter, sub.options);
+  if (with_will && will_) {
+    const std::uint32_t delay =
+        version_ == codec::Version::v5 ? will_->properties.will_delay_interval.value_or(0) : 0;
+    if (d.persistent && delay > 0) {
+      d.will = will_message(*will_, broker_.next_message_id(), broker_.now_ms(), id());
+      d.will_delay_seconds = delay;
+    } else {
+      publish_will_now();
+    }
+  }
+  will_.reset();
+  return d;
+}
+
+void Session::detach_all(std::function<void()> done) {
+  const bool persistent = session_expiry_ > 0;
+  auto remaining = std::make_shared<std::size_t>(subscriptions_.size() + 1);
+  auto step = [remaining, done = std::move(done)]() {
+    if (--*remaining == 0 && done) done();
+  };
+  for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.durable, step);
+  subscriptions_.clear();
+  by_consumer_.clear();
+  backlog_.clear();
+  inflight_.clear();
+  staged_acks_.clear();
+  writing_acks_.clear();
+  step();
+}
+
+void Session::take_over(bool successor_clean_start, std::function<void(std::optional<Departure>)> done) {
+  if (is_closed() || taken_over_) {
+    done(std::nullopt);
+    return;
+  }
+  log()->info("{} client '{}' connected again elsewhere: session taken over", log_prefix(), client_id_);
+  taken_over_ = true;
+  registered_ = false;
+  if (connected_ && version_ == codec::Version::v5) send(codec::Disconnect{.reason = codec::ReasonCode::session_taken_over});
+  // MQTT 5 3.1.4: the old connection's will is published (subject to its delay).
+  Departure d = make_departure(!clean_disconnect_);
+  (void)successor_clean_start;
+  detach_all([d = std::move(d), done = std::move(done)]() mutable { done(std::move(d)); });
+  close_after_flush();
+}
+
+void Session::on_closed() {
+  log()->debug("{} closed", log_prefix());
+  if (watchdog_) watchdog_->cancel();
+  if (taken_over_) return;  // take_over() has detached and reported
+  // A will belongs to an accepted connection that did not say goodbye; not to a stopping broker.
+  const bool with_will = connected_ && !clean_disconnect_ && !shutting_down_;
+  Departure d = make_departure(with_will);
+  if (!registered_) {
+    detach_all(nullptr);
+    return;
+  }
+  registered_ = false;
+  // The registry hears of it once the core has the consumers removed, so a reconnecting client
+  // does not compete with this connection's consumers.
+  detach_all([s = self(), d = std::move(d)]() mutable { s->service_.depart(s->client_id_, std::move(d)); });
+}
+
+void Session::shutdown() {
+  if (is_closing()) return;
+  if (!connected_) {
+    close();
+    return;
+  }
+  flush_publishes();
+  shutting_down_ = true;
+  if (publish_batches_in_flight_ == 0) disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
+  // else: the last store confirmation says goodbye (handle_publish.cpp).
+}
+
+}  // namespace carrier::mqtt

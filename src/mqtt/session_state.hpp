@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/message.hpp"
+
+namespace carrier::mqtt {
+
+// What a SUBSCRIBE asked for one filter, kept with the session.
+struct SubscriptionOptions {
+  std::uint8_t qos = 0;
+  bool no_local = false;
+  bool retain_as_published = false;
+  std::uint32_t identifier = 0;  // MQTT 5 subscription identifier; 0: none
+
+  bool operator==(const SubscriptionOptions&) const = default;
+};
+
+// The part of a session that outlives its connection when the session persists: which filters
+// it subscribed with which options. The messages themselves wait in the core's named
+// subscriptions ("mqtt:<client-id>:<filter>").
+struct SessionState {
+  std::map<std::string, SubscriptionOptions> subscriptions;  // by MQTT filter
+};
+
+// How a connection left its client's session (sent to the client registry).
+struct Departure {
+  std::uint64_t connection = 0;
+  bool persistent = false;           // the session continues without a connection
+  std::uint32_t expiry_seconds = 0;  // then: how long; 0xFFFFFFFF never
+  SessionState state;
+  // A will still to publish: after `will_delay_seconds`, or when the session ends if sooner,
+  // unless the client reconnects first. Null when there is none (or it has been published).
+  core::MessagePtr will;
+  std::uint32_t will_delay_seconds = 0;
+};
+
+// The core's name for a persistent session's subscription (client ids are escaped so that one
+// client's prefix is never another's).
+std::string subscription_prefix(std::string_view client_id);
+std::string subscription_name(std::string_view client_id, std::string_view filter);
+// Shared subscriptions compete for one queue whatever the client: "mqtt-share:<group>:<filter>".
+std::string shared_subscription_name(std::string_view group, std::string_view filter);
+// The second core subscription of a filter ending in `/#` (for the parent level).
+inline constexpr std::string_view kParentSuffix = ":parent";
+
+}  // namespace carrier::mqtt

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace carrier::mqtt {
+
+// MQTT topic names and filters as core topic names and filters, the same topic for every
+// protocol: MQTT `a/b/c` is core `a.b.c` (STOMP `/topic/a.b.c`), `+` is `*`, `#` is `>`.
+//
+// Within a level, characters core gives a meaning are escaped so that the mapping is one-to-one:
+// `.` becomes `/` (and back: ActiveMQ's swap, so MQTT `a/b.c` is STOMP `/topic/a.b/c`); `%`, `*`
+// and `>` become `%25`, `%2A`, `%3E`; an empty level (MQTT `/a`, `a//b`) becomes `%`, since core
+// refuses empty levels in filters.
+
+std::string to_core_name(std::string_view mqtt_topic);
+
+// The MQTT topic for a core name; nullopt when the result would not be a valid MQTT topic name
+// (a STOMP destination holding U+0000, invalid UTF-8, `+` or `#`, or longer than 64 KiB).
+std::optional<std::string> to_mqtt_name(std::string_view core_name);
+
+// An MQTT filter (not a `$share/` one) as core filters. Core's `>` matches one or more levels,
+// MQTT's `#` zero or more: `a/#` also matches `a`, so it needs a second core filter, `parent`
+// (`a/#` -> `a.>` and `a`). `#` alone needs none.
+struct CoreFilters {
+  std::string main;
+  std::optional<std::string> parent;
+};
+CoreFilters to_core_filters(std::string_view mqtt_filter);
+
+// Whether the filter's first level is a wildcard: such filters do not match topics starting
+// with `$` (MQTT 4.7.2), which core's `*` and `>` would.
+bool starts_with_wildcard(std::string_view mqtt_filter);
+
+// MQTT 5 response topic <-> core reply-to, which STOMP spells as a destination: `a/b` <->
+// `/topic/a.b`. A reply-to that is not a `/topic/` destination is passed through as it is (when
+// it is a valid MQTT string).
+std::string to_reply_to(std::string_view response_topic);
+std::optional<std::string> to_response_topic(std::string_view reply_to);
+
+}  // namespace carrier::mqtt
