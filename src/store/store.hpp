@@ -17,12 +17,19 @@ using DurableCallback = std::function<void(Status)>;
 
 enum class RecoveryMode { strict, skip_corrupt };
 
+// sqlite: PRAGMA synchronous. full syncs the WAL at every commit (a confirmed message survives
+// a power cut); normal syncs only at checkpoints (survives a process crash, not a power cut).
+enum class SqliteSynchronous { off, normal, full };
+
 struct Options {
-  std::string kind = "log";                   // log | memory
+  std::string kind = "log";                   // log | sqlite | postgres | memory
   std::filesystem::path data_dir = "carrier-data";
   std::uint64_t segment_bytes = 64ull << 20;  // log: roll to a new segment past this size
   bool fsync = true;                          // log: fdatasync each group commit
   RecoveryMode recovery = RecoveryMode::strict;
+  SqliteSynchronous sqlite_synchronous = SqliteSynchronous::full;  // sqlite: data_dir/carrier.sqlite
+  std::string postgres_url;                   // postgres: libpq URI or key=value string (required)
+  std::string postgres_schema = "carrier";    // postgres: the schema holding Carrier's tables
 };
 
 // The one asynchronous persistence interface. Lifecycle: open() → recover() → start() →

@@ -1,13 +1,22 @@
 // One test body, run against every backend (nats's testAllStoreAllPermutations). A backend
-// joins by adding its kind to kBackends below; properties only a durable backend can have are
-// skipped for the memory store.
+// joins by adding its kind to backends() below; properties only a durable backend can have are
+// skipped for the memory store. PostgreSQL joins when CARRIER_TEST_POSTGRES_URL names a server
+// (ctest's store_test_postgres starts one with scripts/postgres-test-server); each test then
+// gets a schema of its own.
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sys/resource.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
+#include "store/postgres/pg_connection.hpp"
 #include "store/store.hpp"
 #include "store/test_support.hpp"
 
@@ -18,6 +27,65 @@ using testing::make_message;
 using testing::Outcomes;
 using testing::TempDir;
 
+const char* postgres_url() { return std::getenv("CARRIER_TEST_POSTGRES_URL"); }
+
+// A schema no other test uses, so every test starts from empty tables on a shared server.
+std::string fresh_schema() {
+  static std::mt19937_64 random{std::random_device{}()};
+  return "conformance_" + std::to_string(random() % 1000000000000ull);
+}
+
+// Makes the backend's storage fail for the object's lifetime, the way production storage does:
+// a full disk for the file backends (RLIMIT_FSIZE 0, so every write past offset 0 fails with
+// EFBIG; SIGXFSZ ignored), the database gone for PostgreSQL (connections refused and the store's
+// session terminated). The destructor gives the storage back.
+class StorageOutage {
+ public:
+  explicit StorageOutage(const Options& o) : kind_(o.kind) {
+    if (kind_ == "postgres") {
+      auto c = postgres::PgConnection::connect(o.postgres_url);
+      EXPECT_TRUE(c) << c.error().to_string();
+      if (!c) return;
+      admin_ = std::move(*c);
+      expect_exec("ALTER DATABASE " + database() + " WITH ALLOW_CONNECTIONS false");
+      expect_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                  "AND pid <> pg_backend_pid()");
+      return;
+    }
+    previous_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &previous_limit_), 0);
+    rlimit none = previous_limit_;
+    none.rlim_cur = 0;
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &none), 0);
+  }
+  ~StorageOutage() {
+    if (kind_ == "postgres") {
+      if (admin_) expect_exec("ALTER DATABASE " + database() + " WITH ALLOW_CONNECTIONS true");
+      return;
+    }
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &previous_limit_), 0);
+    ::signal(SIGXFSZ, previous_handler_);
+  }
+  StorageOutage(const StorageOutage&) = delete;
+  StorageOutage& operator=(const StorageOutage&) = delete;
+
+ private:
+  std::string database() {
+    auto r = admin_.exec("SELECT quote_ident(current_database())");
+    EXPECT_TRUE(r) << r.error().to_string();
+    return r ? std::string(PQgetvalue(r->get(), 0, 0)) : "carrier";
+  }
+  void expect_exec(const std::string& sql) {
+    auto r = admin_.exec(sql);
+    EXPECT_TRUE(r) << r.error().to_string();
+  }
+
+  std::string kind_;
+  postgres::PgConnection admin_;
+  rlimit previous_limit_{};
+  void (*previous_handler_)(int) = SIG_DFL;
+};
+
 class StoreConformance : public ::testing::TestWithParam<const char*> {
  protected:
   bool durable() const { return std::string(GetParam()) != "memory"; }
@@ -26,6 +94,10 @@ class StoreConformance : public ::testing::TestWithParam<const char*> {
     Options o;
     o.kind = GetParam();
     o.data_dir = dir_.path();
+    if (o.kind == "postgres") {
+      o.postgres_url = postgres_url();
+      o.postgres_schema = schema_;
+    }
     return o;
   }
 
@@ -59,6 +131,7 @@ class StoreConformance : public ::testing::TestWithParam<const char*> {
   }
 
   TempDir dir_;
+  const std::string schema_ = fresh_schema();
   std::unique_ptr<Store> store_;
 };
 
@@ -182,6 +255,103 @@ TEST_P(StoreConformance, DeliveredCountSurvivesRestart) {
   EXPECT_EQ(recovered[1].delivery_count, 1u);
 }
 
+TEST_P(StoreConformance, PrioritiesSchedulesAndFlagsSurvive) {
+  start_store();
+  std::vector<core::MessagePtr> sent;
+  for (int i = 0; i < 10; ++i) {
+    auto m = std::make_shared<core::Message>(*make_message(i));
+    m->priority = static_cast<std::uint8_t>(9 - i);
+    m->deliver_at_ms = i % 2 ? 1900000000000 + i : 0;  // scheduled messages
+    m->retain = i % 3 == 0;
+    if (i == 4) m->body = nullptr;  // no body differs from an empty one
+    if (i == 5) m->body = std::make_shared<const std::string>();
+    sent.push_back(std::move(m));
+  }
+  Batch batch;
+  for (const auto& m : sent) batch.push_back(Record::added("queue:prio", m));
+  ASSERT_TRUE(append_sync(std::move(batch)));
+  auto recovered = restart();
+  if (!durable()) return;
+  ASSERT_EQ(recovered.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    // Append order, not priority order: the queue orders by priority itself.
+    testing::expect_same_message(*sent[i], *recovered[i].message);
+    EXPECT_EQ(recovered[i].message->deliver_at_ms, sent[i]->deliver_at_ms) << i;
+    EXPECT_EQ(recovered[i].message->retain, sent[i]->retain) << i;
+  }
+}
+
+// Durable subscriptions, retained messages and session state are ordinary keys to the store.
+TEST_P(StoreConformance, SubscriptionRetainedAndSessionKeys) {
+  start_store();
+  auto def = make_message(1, "selector=region='eu'");
+  auto for_sub = make_message(2);
+  auto retained_v1 = make_message(3);
+  auto retained_v2 = make_message(4);
+  auto session = make_message(5);
+  ASSERT_TRUE(append_sync({Record::added("queue:$subscriptions", def)}));
+  ASSERT_TRUE(append_sync({Record::added("subscription:stomp:app:s1", for_sub),
+                           Record::added("retained:sensors.t1", retained_v1),
+                           Record::added("session:mqtt:client-7", session)}));
+  // A new retained message replaces the old one in one batch.
+  ASSERT_TRUE(append_sync({Record::acked("retained:sensors.t1", retained_v1->id),
+                           Record::added("retained:sensors.t1", retained_v2)}));
+  ASSERT_TRUE(append_sync({Record::delivered("subscription:stomp:app:s1", for_sub->id, 2)}));
+  auto recovered = restart();
+  if (!durable()) return;
+  EXPECT_EQ(ids_of(recovered),
+            (std::vector<std::string>{"queue:$subscriptions/corr-1", "subscription:stomp:app:s1/corr-2",
+                                      "session:mqtt:client-7/corr-5", "retained:sensors.t1/corr-4"}));
+  ASSERT_EQ(recovered.size(), 4u);
+  EXPECT_EQ(recovered[1].delivery_count, 2u);
+  EXPECT_EQ(*recovered[0].message->body, "selector=region='eu'");
+  // The subscription goes away: its definition and its messages are acked.
+  ASSERT_TRUE(append_sync({Record::acked("queue:$subscriptions", def->id),
+                           Record::acked("subscription:stomp:app:s1", for_sub->id)}));
+  EXPECT_EQ(ids_of(restart()),
+            (std::vector<std::string>{"session:mqtt:client-7/corr-5", "retained:sensors.t1/corr-4"}));
+}
+
+// A message stored again under a key where it is live replaces the old record: its content,
+// its place at the end of the append order, and a delivery count of 0.
+TEST_P(StoreConformance, StoringAMessageAgainReplacesIt) {
+  start_store();
+  auto a = make_message(1);
+  auto b = make_message(2);
+  ASSERT_TRUE(append_sync({Record::added("queue:q", a), Record::added("queue:q", b)}));
+  ASSERT_TRUE(append_sync({Record::delivered("queue:q", a->id, 4)}));
+  auto a2 = std::make_shared<core::Message>(*a);
+  a2->correlation_id = "corr-1-again";
+  ASSERT_TRUE(append_sync({Record::added("queue:q", a2)}));
+  auto recovered = restart();
+  if (!durable()) return;
+  EXPECT_EQ(ids_of(recovered), (std::vector<std::string>{"queue:q/corr-2", "queue:q/corr-1-again"}));
+  ASSERT_EQ(recovered.size(), 2u);
+  EXPECT_EQ(recovered[1].delivery_count, 0u);
+}
+
+TEST_P(StoreConformance, InvalidBatchFailsAloneInItsPlace) {
+  start_store();
+  Outcomes out;
+  store_->append({Record::added("queue:q", make_message(1))}, out.tagged(1));
+  Record broken;  // a message record without its message
+  broken.queue = "queue:q";
+  store_->append({Record::added("queue:q", make_message(2)), broken}, out.tagged(2));
+  store_->append({Record::added("queue:q", make_message(3))}, out.tagged(3));
+  ASSERT_TRUE(out.wait_for(3));
+  EXPECT_EQ(out.tags(), (std::vector<int>{1, 2, 3}));
+  auto statuses = out.statuses();
+  if (durable()) {
+    EXPECT_TRUE(statuses[0]);
+    ASSERT_FALSE(statuses[1]);
+    EXPECT_EQ(statuses[1].error().code, Errc::invalid_argument);
+    EXPECT_TRUE(statuses[2]);
+  }
+  auto recovered = restart();
+  if (!durable()) return;
+  EXPECT_EQ(ids_of(recovered), (std::vector<std::string>{"queue:q/corr-1", "queue:q/corr-3"}));
+}
+
 TEST_P(StoreConformance, SixteenMebibyteBodies) {
   start_store();
   std::string body(16 << 20, '\0');
@@ -283,6 +453,43 @@ TEST_P(StoreConformance, EmptyBatchIsReportedInOrder) {
   EXPECT_EQ(out.failures(), 0u);
 }
 
+TEST_P(StoreConformance, FailingStorageFailsAppendsAndTheStoreRecovers) {
+  if (!durable()) GTEST_SKIP() << "the memory store has no storage to fail";
+  start_store();
+  ASSERT_TRUE(append_sync({Record::added("queue:q", make_message(1))}));
+  {
+    StorageOutage outage(options());
+    // Big enough that no backend can keep them in a buffer and call that durable.
+    constexpr int kAppends = 20;
+    Outcomes out;
+    for (int i = 0; i < kAppends; ++i) {
+      store_->append({Record::added("queue:q", make_message(100 + i, std::string(64 << 10, 'x'))),
+                      Record::acked("queue:q", make_message(1)->id)},
+                     out.tagged(i));
+    }
+    ASSERT_TRUE(out.wait_for(kAppends));
+    EXPECT_EQ(out.failures(), static_cast<std::size_t>(kAppends)) << "a batch reported durable while storage was failing";
+    for (const auto& st : out.statuses()) {
+      if (!st) {
+        EXPECT_NE(st.error().code, Errc::shutting_down) << st.error().to_string();
+      }
+    }
+  }
+  // Storage is back: appends succeed again without a restart (a backend may wait out a
+  // reconnect back-off first, so poll, bounded).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  Status last = unexpected(Errc::unavailable, "never tried");
+  while (std::chrono::steady_clock::now() < deadline) {
+    last = append_sync({Record::added("queue:q", make_message(2))});
+    if (last) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval
+  }
+  ASSERT_TRUE(last) << "the store did not recover: " << last.error().to_string();
+  auto recovered = restart();
+  // The message from before the outage is still there, nothing that failed came back.
+  EXPECT_EQ(ids_of(recovered), (std::vector<std::string>{"queue:q/corr-1", "queue:q/corr-2"}));
+}
+
 TEST(MakeStore, UnknownKindIsNamed) {
   Options o;
   o.kind = "cassandra";
@@ -292,9 +499,28 @@ TEST(MakeStore, UnknownKindIsNamed) {
   EXPECT_NE(made.error().detail.find("cassandra"), std::string::npos);
 }
 
-const char* const kBackends[] = {"memory", "log"};
+TEST(MakeStore, PostgresNeedsAUrlAndAPlainSchemaName) {
+  Options o;
+  o.kind = "postgres";
+  auto made = make_store(o);
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().code, Errc::invalid_argument);
+  EXPECT_NE(made.error().detail.find("--postgres"), std::string::npos) << made.error().detail;
+  o.postgres_url = "postgresql://127.0.0.1:1/none";
+  o.postgres_schema = "Robert'); DROP TABLE students;--";
+  made = make_store(o);
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().code, Errc::invalid_argument);
+  EXPECT_NE(made.error().detail.find("schema"), std::string::npos) << made.error().detail;
+}
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::ValuesIn(kBackends),
+std::vector<const char*> backends() {
+  std::vector<const char*> kinds = {"memory", "log", "sqlite"};
+  if (postgres_url() != nullptr) kinds.push_back("postgres");
+  return kinds;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::ValuesIn(backends()),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

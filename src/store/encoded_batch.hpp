@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "store/record.hpp"
+
+namespace carrier::store {
+
+// A batch whose messages are already in message_codec bytes, for the backends that store a
+// message as one column (sqlite/, postgres/). Encoded on the appending shard, like the log
+// store's frames, so the writer thread only binds bytes. Pure: no I/O.
+struct EncodedBatch {
+  static constexpr std::uint32_t kNoBlob = ~0u;
+
+  Batch batch;
+  // The encodings; a message added to several queues in one batch (a composite send, a topic
+  // with several durable subscriptions) is encoded once.
+  std::vector<std::string> blobs;
+  // Per record: the index of its message's encoding in `blobs`, or kNoBlob (acks, delivered).
+  std::vector<std::uint32_t> blob_of;
+  // Errc::invalid_argument for a message record without a message, limit_exceeded for one
+  // over kMaxEncodedMessageBytes. An invalid batch is failed in its place and never written.
+  Status valid;
+
+  static EncodedBatch encode(Batch batch);
+};
+
+// A message id as 32 hex digits, for error details (the store does not link core, which owns
+// MessageId::to_string).
+std::string id_text(const core::MessageId& id);
+
+// What a SQL backend accepts in its message column (both SQLite and PostgreSQL stop at 1 GB).
+inline constexpr std::size_t kMaxEncodedMessageBytes = 1000u << 20;
+
+}  // namespace carrier::store

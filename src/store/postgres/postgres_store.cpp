@@ -1,0 +1,410 @@
+#include "store/postgres/postgres_store.hpp"
+
+#include <libpq-fe.h>
+#include <pthread.h>
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "base/logging.hpp"
+#include "store/message_codec.hpp"
+
+namespace carrier::store::postgres {
+
+namespace {
+
+// Parameter type OIDs (pg_type.h).
+constexpr unsigned kInt8 = 20, kInt2 = 21, kInt4 = 23, kBytea = 17;
+
+// First half of the advisory lock key: "carr". The second half is hashtext(schema).
+constexpr std::int32_t kLockClass = 0x63617272;
+
+// How long open() waits for the advisory lock: a broker killed a moment ago leaves its session
+// behind until the server notices the closed socket.
+constexpr auto kLockWait = std::chrono::seconds(10);
+
+// How many rows recovery fetches at a time from its cursor.
+constexpr int kFetchRows = 1000;
+
+constexpr const char* kAddQueue = "carrier_add_queue";
+constexpr const char* kUpsertMessage = "carrier_upsert_message";
+constexpr const char* kDeleteMessage = "carrier_delete_message";
+constexpr const char* kUpdateCount = "carrier_update_count";
+
+std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+std::string ms_text(std::chrono::milliseconds ms) { return fmt::format("{} ms", ms.count()); }
+
+}  // namespace
+
+PostgresStore::PostgresStore(Options options)
+    : options_(std::move(options)), schema_(options_.postgres_schema), log_(logging::get("store")) {}
+
+PostgresStore::~PostgresStore() { close(); }
+
+// ---- the connection ----------------------------------------------------------------------------
+
+Status PostgresStore::connect() {
+  conn_.reset();
+  lock_refused_ = false;
+  auto made = PgConnection::connect(options_.postgres_url);
+  if (!made) return unexpected(std::move(made).error());
+  PgConnection c = std::move(*made);
+  {
+    Params p;
+    Int4Param lock_class(kLockClass);
+    p.add(lock_class);
+    p.add(schema_.data(), schema_.size());
+    auto locked = c.exec("SELECT pg_try_advisory_lock($1::int4, hashtext($2::text))", p);
+    if (!locked) return unexpected(std::move(locked).error());
+    if (std::string_view(PQgetvalue(locked->get(), 0, 0)) != "t") {
+      lock_refused_ = true;
+      return unexpected(Errc::unavailable,
+                        fmt::format("postgres: schema {} is in use by another Carrier broker (its advisory lock is held)",
+                                    schema_));
+    }
+  }
+  if (auto st = migrate(c, schema_); !st) return st;
+  const std::string s = schema_;
+  const struct {
+    const char* name;
+    std::string sql;
+    std::vector<unsigned> types;
+  } statements[] = {
+      {kAddQueue, "INSERT INTO " + s + ".queues (id, key) VALUES ($1, $2)", {kInt8, kBytea}},
+      // The same queue and id again replaces the row: new content, the end of the append order,
+      // delivery count 0 (what the journal's replay does).
+      {kUpsertMessage,
+       "INSERT INTO " + s +
+           ".messages (seq, queue_id, id_hi, id_lo, priority, expires_ms, deliver_at_ms, delivery_count, message) "
+           "VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8) ON CONFLICT (queue_id, id_hi, id_lo) DO UPDATE SET "
+           "seq = EXCLUDED.seq, priority = EXCLUDED.priority, expires_ms = EXCLUDED.expires_ms, "
+           "deliver_at_ms = EXCLUDED.deliver_at_ms, delivery_count = 0, message = EXCLUDED.message",
+       {kInt8, kInt8, kInt8, kInt8, kInt2, kInt8, kInt8, kBytea}},
+      {kDeleteMessage, "DELETE FROM " + s + ".messages WHERE queue_id = $1 AND id_hi = $2 AND id_lo = $3",
+       {kInt8, kInt8, kInt8}},
+      {kUpdateCount,
+       "UPDATE " + s + ".messages SET delivery_count = $4 WHERE queue_id = $1 AND id_hi = $2 AND id_lo = $3",
+       {kInt8, kInt8, kInt8, kInt4}},
+  };
+  for (const auto& st : statements) {
+    if (auto prepared = c.prepare(st.name, st.sql, st.types); !prepared) return prepared;
+  }
+  conn_ = std::move(c);
+  if (auto loaded = load_state(); !loaded) {
+    conn_.reset();
+    return loaded;
+  }
+  return ok();
+}
+
+// What the writer must know from the committed tables. Counters only move forward, so a number
+// used by a group that failed (or whose commit answer was lost) is never used again.
+Status PostgresStore::load_state() {
+  queues_.clear();
+  auto rows = conn_.exec("SELECT id, key FROM " + schema_ + ".queues", {}, true);
+  if (!rows) return unexpected(std::move(rows).error());
+  PGresult* r = rows->get();
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const std::int64_t id = read_int8(PQgetvalue(r, i, 0));
+    queues_.emplace(std::string(PQgetvalue(r, i, 1), static_cast<std::size_t>(PQgetlength(r, i, 1))), id);
+    next_queue_id_ = std::max(next_queue_id_, id + 1);
+  }
+  auto max_seq = conn_.exec("SELECT coalesce(max(seq), 0) FROM " + schema_ + ".messages", {}, true);
+  if (!max_seq) return unexpected(std::move(max_seq).error());
+  next_seq_ = std::max(next_seq_, read_int8(PQgetvalue(max_seq->get(), 0, 0)) + 1);
+  return ok();
+}
+
+// ---- lifecycle ---------------------------------------------------------------------------------
+
+Status PostgresStore::open() {
+  if (state_ != State::created) return unexpected(Errc::invalid_argument, "postgres store: open() called twice");
+  if (auto valid = check_schema_name(schema_); !valid) {
+    failure_ = valid.error();
+    state_ = State::failed;
+    return valid;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  Status st = connect();
+  while (!st && lock_refused_ && std::chrono::steady_clock::now() < deadline) {
+    // Waiting for a session that is going away; bounded, and only for the lock.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    st = connect();
+  }
+  if (st) {
+    // Queues left without messages are dropped once per start rather than on every ack.
+    auto dropped = conn_.exec("DELETE FROM " + schema_ + ".queues q WHERE NOT EXISTS (SELECT 1 FROM " + schema_ +
+                              ".messages m WHERE m.queue_id = q.id)");
+    if (!dropped) log_->warn("{}; continuing", dropped.error().detail);
+    st = load_state();
+  }
+  if (!st) {
+    conn_.reset();
+    failure_ = st.error();
+    state_ = State::failed;
+    return st;
+  }
+  log_->info("postgres: connected, schema {} (version {})", schema_, kSchemaVersion);
+  state_ = State::opened;
+  return ok();
+}
+
+Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit) {
+  if (state_ != State::opened) return unexpected(Errc::invalid_argument, "postgres store: recover() needs open() first");
+  const auto began = std::chrono::steady_clock::now();
+  std::unordered_map<std::int64_t, const std::string*> keys;
+  for (const auto& [key, id] : queues_) keys.emplace(id, &key);
+
+  // A cursor keeps the client's memory to one fetch, whatever the table holds.
+  if (auto begun = conn_.exec("BEGIN READ ONLY"); !begun) return unexpected(std::move(begun).error());
+  auto declared = conn_.exec("DECLARE carrier_recovery NO SCROLL CURSOR FOR SELECT seq, queue_id, id_hi, id_lo, "
+                             "delivery_count, message FROM " + schema_ + ".messages ORDER BY seq");
+  Status result = declared ? ok() : Status(unexpected(std::move(declared).error()));
+  std::uint64_t live = 0, skipped = 0;
+  const std::string fetch = fmt::format("FETCH FORWARD {} FROM carrier_recovery", kFetchRows);
+  while (result) {
+    auto rows = conn_.exec(fetch, {}, true);
+    if (!rows) {
+      result = unexpected(std::move(rows).error());
+      break;
+    }
+    PGresult* r = rows->get();
+    const int n = PQntuples(r);
+    if (n == 0) break;
+    for (int i = 0; i < n && result; ++i) {
+      const std::int64_t seq = read_int8(PQgetvalue(r, i, 0));
+      const std::int64_t queue = read_int8(PQgetvalue(r, i, 1));
+      const core::MessageId id{static_cast<std::uint64_t>(read_int8(PQgetvalue(r, i, 2))),
+                               static_cast<std::uint64_t>(read_int8(PQgetvalue(r, i, 3)))};
+      const auto count = static_cast<std::uint32_t>(read_int4(PQgetvalue(r, i, 4)));
+      const std::string_view blob(PQgetvalue(r, i, 5), static_cast<std::size_t>(PQgetlength(r, i, 5)));
+      std::string problem;
+      auto key = keys.find(queue);
+      auto decoded = decode_message(blob);
+      if (key == keys.end()) {
+        problem = fmt::format("queue id {} is not in the queues table", queue);
+      } else if (!decoded) {
+        problem = decoded.error().detail;
+      } else if (decoded->id != id) {
+        problem = fmt::format("the message's id {} differs from the row's {}", id_text(decoded->id), id_text(id));
+      }
+      if (!problem.empty()) {
+        const std::string detail = fmt::format("postgres: schema {}: message seq {}: {}", schema_, seq, problem);
+        if (options_.recovery == RecoveryMode::strict) {
+          result = unexpected(Errc::corrupt_data, detail + " (start with --recover skip-corrupt to skip it)");
+          break;
+        }
+        log_->warn("{}; skipped", detail);
+        ++skipped;
+        continue;
+      }
+      ++live;
+      visit(RecoveredMessage{*key->second, std::make_shared<const core::Message>(std::move(*decoded)), count});
+    }
+  }
+  if (auto ended = conn_.exec("COMMIT"); !ended && result) result = unexpected(std::move(ended).error());
+  if (!result) return result;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
+  log_->info("postgres: schema {}: recovered {} live messages in {} ms{}", schema_, live, ms,
+             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string());
+  return ok();
+}
+
+void PostgresStore::start() {
+  if (state_ == State::failed) {
+    log_->error("postgres: not usable until a reconnect succeeds: {}", failure_->to_string());
+  } else if (state_ != State::opened) {
+    return;
+  }
+  state_ = State::running;
+  writer_ = std::thread([this] { run(); });
+}
+
+void PostgresStore::append(Batch batch, DurableCallback on_durable) {
+  Pending p{EncodedBatch::encode(std::move(batch)), std::move(on_durable)};
+  if (!queue_.push(p) && p.done) p.done(unexpected(Errc::shutting_down, "postgres store is closed"));
+}
+
+void PostgresStore::close() {
+  if (state_ == State::closed) return;
+  queue_.close();
+  if ((state_ == State::opened || state_ == State::failed) && !queue_.empty()) start();
+  if (writer_.joinable()) writer_.join();
+  std::vector<Pending> rest;
+  while (queue_.try_take_all(rest)) {
+    for (Pending& p : rest) {
+      if (p.done) p.done(unexpected(failure_ ? *failure_ : Error(Errc::shutting_down, "postgres store was never opened")));
+    }
+    rest.clear();
+  }
+  conn_.reset();  // ends the session, which releases the advisory lock
+  state_ = State::closed;
+}
+
+PostgresStore::Stats PostgresStore::stats() const {
+  return Stats{batches_.load(std::memory_order_relaxed), failed_batches_.load(std::memory_order_relaxed),
+               transactions_.load(std::memory_order_relaxed), reconnects_.load(std::memory_order_relaxed)};
+}
+
+// ---- the writer --------------------------------------------------------------------------------
+
+void PostgresStore::run() {
+  pthread_setname_np(pthread_self(), "carrier-postgres");
+  std::vector<Pending> group;
+  while (queue_.take_all(group)) {
+    commit(group);
+    group.clear();
+  }
+}
+
+void PostgresStore::commit(std::vector<Pending>& group) {
+  bool any = false;
+  for (const Pending& p : group) any = any || (p.encoded.valid && !p.encoded.batch.empty());
+  Status written = ok();
+  if (any) {
+    transactions_.fetch_add(1, std::memory_order_relaxed);
+    written = write_group(group);
+  }
+  std::uint64_t failed = 0;
+  for (Pending& p : group) {
+    Status outcome = !p.encoded.valid ? p.encoded.valid : written;
+    if (!outcome) ++failed;
+    if (p.done) p.done(std::move(outcome));
+  }
+  batches_.fetch_add(group.size(), std::memory_order_relaxed);
+  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
+}
+
+// A new connection, or the reason there is none; failures push the next attempt back.
+Status PostgresStore::reconnect() {
+  const auto now = std::chrono::steady_clock::now();
+  if (backoff_.count() > 0 && now < next_attempt_) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt_ - now);
+    return unexpected(Errc::unavailable, fmt::format("{} (next reconnect attempt in {})",
+                                                     last_connect_error_ ? last_connect_error_->detail : "postgres: not connected",
+                                                     ms_text(wait)));
+  }
+  Status st = connect();
+  if (!st) {
+    backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
+    next_attempt_ = std::chrono::steady_clock::now() + backoff_;
+    if (!last_connect_error_ || last_connect_error_->detail != st.error().detail) {
+      log_->error("{}; retrying with back-off up to {}", st.error().detail, ms_text(kMaxBackoff));
+    }
+    last_connect_error_ = st.error();
+    return unexpected(Error(Errc::unavailable, st.error().detail));
+  }
+  if (last_connect_error_) log_->info("postgres: reconnected (schema {})", schema_);
+  backoff_ = std::chrono::milliseconds(0);
+  last_connect_error_.reset();
+  reconnects_.fetch_add(1, std::memory_order_relaxed);
+  return ok();
+}
+
+Status PostgresStore::write_group(std::vector<Pending>& group) {
+  bool fresh = false;
+  if (conn_.broken()) {
+    if (auto st = reconnect(); !st) return st;
+    fresh = true;
+  }
+  Status st = attempt(group);
+  if (st) return ok();
+  log_->warn("postgres: group commit of {} batches failed: {}", group.size(), st.error().detail);
+  if (!conn_.broken()) return st;  // a statement failed: rolled back, the connection stays
+  conn_.reset();
+  if (fresh) {
+    // It broke right after connecting: the server is going away. Back off before the next try.
+    backoff_ = kFirstBackoff;
+    next_attempt_ = std::chrono::steady_clock::now() + backoff_;
+    last_connect_error_ = st.error();
+    return unexpected(Error(Errc::unavailable, st.error().detail));
+  }
+  // A connection idle since the last group may have died with a server restart in between:
+  // try once more on a new one (replaying the group is harmless, see the class comment).
+  if (auto again = reconnect(); !again) return unexpected(Error(Errc::unavailable, st.error().detail));
+  st = attempt(group);
+  if (st) return ok();
+  if (conn_.broken()) {
+    conn_.reset();
+    return unexpected(Error(Errc::unavailable, st.error().detail));
+  }
+  return st;
+}
+
+Result<std::int64_t> PostgresStore::queue_id(const std::string& key, bool create, Pipeline& pipeline) {
+  if (auto it = queues_.find(key); it != queues_.end()) return it->second;
+  if (!create) return std::int64_t{0};
+  const std::int64_t id = next_queue_id_++;
+  Params p;
+  Int8Param id_param(id);
+  p.add(id_param);
+  p.add(key.data(), key.size());
+  pipeline.send_prepared(kAddQueue, p);
+  queues_.emplace(key, id);  // undone by load_state() if the group fails
+  return id;
+}
+
+Status PostgresStore::attempt(std::vector<Pending>& group) {
+  Pipeline pipeline(conn_);
+  pipeline.send_query("BEGIN");
+  Params p;
+  for (Pending& pending : group) {
+    const EncodedBatch& b = pending.encoded;
+    if (!b.valid) continue;
+    for (std::size_t i = 0; i < b.batch.size(); ++i) {
+      const Record& r = b.batch[i];
+      // Acks and delivered records for a queue that holds nothing have nothing to change.
+      auto queue = queue_id(r.queue, r.kind == RecordKind::message, pipeline);
+      if (!queue || *queue == 0) continue;
+      p.clear();
+      const Int8Param queue_param(*queue), hi(as_signed(r.message_id.hi)), lo(as_signed(r.message_id.lo));
+      switch (r.kind) {
+        case RecordKind::message: {
+          const Int8Param seq(next_seq_++), expires(r.message->expires_ms), deliver_at(r.message->deliver_at_ms);
+          const Int2Param priority(r.message->priority);
+          const std::string& blob = b.blobs[b.blob_of[i]];
+          p.add(seq);
+          p.add(queue_param);
+          p.add(hi);
+          p.add(lo);
+          p.add(priority);
+          p.add(expires);
+          p.add(deliver_at);
+          p.add(blob.data(), blob.size());
+          pipeline.send_prepared(kUpsertMessage, p);
+          break;
+        }
+        case RecordKind::ack:
+          p.add(queue_param);
+          p.add(hi);
+          p.add(lo);
+          pipeline.send_prepared(kDeleteMessage, p);
+          break;
+        case RecordKind::delivered: {
+          const Int4Param count(static_cast<std::int32_t>(r.delivery_count));
+          p.add(queue_param);
+          p.add(hi);
+          p.add(lo);
+          p.add(count);
+          pipeline.send_prepared(kUpdateCount, p);
+          break;
+        }
+      }
+    }
+  }
+  pipeline.send_query("COMMIT");
+  Status st = pipeline.finish(kIdleTimeout);
+  if (st) return ok();
+  if (!conn_.broken()) {
+    // A statement failed (disk full on the server, say): the transaction is aborted and still
+    // open. Roll it back and re-read what is committed, forgetting queue ids this group made.
+    if (PQtransactionStatus(conn_.get()) != PQTRANS_IDLE) (void)conn_.exec("ROLLBACK");
+    if (auto reloaded = load_state(); !reloaded) conn_.reset();
+  }
+  return st;
+}
+
+}  // namespace carrier::store::postgres

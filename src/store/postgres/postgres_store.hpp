@@ -1,0 +1,108 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "store/commit_queue.hpp"
+#include "store/encoded_batch.hpp"
+#include "store/postgres/pg_connection.hpp"
+#include "store/postgres/postgres_schema.hpp"
+#include "store/store.hpp"
+
+namespace carrier::store::postgres {
+
+// The PostgreSQL backend: tables `queues` and `messages` in Options::postgres_schema, the same
+// shape as the SQLite store's (docs/storage.md, "PostgreSQL"). An ack deletes the row, a
+// delivered record updates delivery_count, a message record upserts (the same queue and id
+// again replaces the row and moves it to the end of the append order).
+//
+// Threads. open/recover/start/close run on the broker's start-up/shutdown thread; append() runs
+// on any shard and encodes the batch there. One writer thread (`carrier-postgres`) owns the
+// connection after start(): it takes every queued batch at once and sends the group as one
+// transaction in libpq pipeline mode (BEGIN, the prepared statements, COMMIT: one round trip),
+// then runs the callbacks in append order.
+//
+// One broker per schema: a session advisory lock on the schema's name is taken with the
+// connection (and again after every reconnect); a second broker fails with Errc::unavailable.
+//
+// Failure. When the server goes away, the group in flight and every append until a reconnect
+// succeeds fail with Errc::unavailable; nothing is reported durable that was not committed.
+// Reconnects happen on the writer thread when a group arrives, no more often than a back-off
+// that doubles from 100 ms to 2 s. A group that fails because a connection idle since the last
+// group turned out dead (the server restarted meanwhile) is retried once on a new connection:
+// every statement is idempotent under replay, so a commit whose answer was lost does no harm.
+class PostgresStore final : public Store {
+ public:
+  struct Stats {
+    std::uint64_t batches = 0;          // reported through a callback, whatever the outcome
+    std::uint64_t failed_batches = 0;
+    std::uint64_t transactions = 0;     // group commits attempted
+    std::uint64_t reconnects = 0;       // connections made after the first
+  };
+
+  explicit PostgresStore(Options options);
+  ~PostgresStore() override;
+
+  Status open() override;
+  Status recover(const std::function<void(RecoveredMessage)>& visit) override;
+  void start() override;
+  void append(Batch batch, DurableCallback on_durable) override;
+  void close() override;
+
+  Stats stats() const;
+
+  static constexpr std::chrono::milliseconds kFirstBackoff{100};
+  static constexpr std::chrono::milliseconds kMaxBackoff{2000};
+  // No progress on the socket for this long while a group is in flight: the server is gone.
+  static constexpr std::chrono::milliseconds kIdleTimeout{30000};
+
+ private:
+  struct Pending {
+    EncodedBatch encoded;
+    DurableCallback done;
+  };
+  enum class State { created, opened, failed, running, closed };
+
+  // Whichever thread owns the connection (start-up, then the writer).
+  Status connect();
+  Status load_state();
+  Result<std::int64_t> queue_id(const std::string& key, bool create, Pipeline& pipeline);
+
+  // Writer thread.
+  void run();
+  void commit(std::vector<Pending>& group);
+  Status write_group(std::vector<Pending>& group);
+  Status attempt(std::vector<Pending>& group);
+  Status reconnect();
+
+  const Options options_;
+  const std::string schema_;
+  const std::shared_ptr<spdlog::logger> log_;
+  State state_ = State::created;
+  std::optional<Error> failure_;  // why open() failed
+
+  CommitQueue<Pending> queue_;
+  std::thread writer_;
+
+  PgConnection conn_;
+  bool lock_refused_ = false;  // the last connect() found the advisory lock held
+  std::unordered_map<std::string, std::int64_t> queues_;  // key -> queues.id
+  std::int64_t next_queue_id_ = 1;
+  std::int64_t next_seq_ = 1;
+  std::chrono::steady_clock::time_point next_attempt_{};
+  std::chrono::milliseconds backoff_{0};
+  std::optional<Error> last_connect_error_;
+
+  std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, transactions_{0}, reconnects_{0};
+};
+
+}  // namespace carrier::store::postgres

@@ -1,0 +1,435 @@
+#include "store/sqlite/sqlite_store.hpp"
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+#include "base/logging.hpp"
+#include "store/message_codec.hpp"
+#include "store/sqlite/sqlite_schema.hpp"
+
+namespace carrier::store::sqlite {
+
+namespace {
+
+constexpr const char* kFileName = "carrier.sqlite";
+
+const char* synchronous_pragma(SqliteSynchronous s) {
+  switch (s) {
+    case SqliteSynchronous::off: return "PRAGMA synchronous = OFF";
+    case SqliteSynchronous::normal: return "PRAGMA synchronous = NORMAL";
+    case SqliteSynchronous::full: return "PRAGMA synchronous = FULL";
+  }
+  return "PRAGMA synchronous = FULL";
+}
+
+Errc errc_of(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return Errc::unavailable;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return Errc::corrupt_data;
+    default: return Errc::io_error;  // FULL, IOERR, READONLY, CANTOPEN, NOMEM...
+  }
+}
+
+// A prepared statement owned for the connection's lifetime (SQLITE_PREPARE_PERSISTENT).
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+
+  int prepare(sqlite3* db, const char* sql) {
+    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+}  // namespace
+
+struct SqliteStore::Statements {
+  Statement begin, commit, rollback, insert_queue, upsert_message, delete_message, update_count;
+};
+
+std::filesystem::path database_path(const std::filesystem::path& data_dir) { return data_dir / kFileName; }
+
+SqliteStore::SqliteStore(Options options)
+    : options_(std::move(options)),
+      path_(database_path(options_.data_dir)),
+      where_(path_.string()),
+      log_(logging::get("store")) {}
+
+SqliteStore::~SqliteStore() { close(); }
+
+// ---- the connection ----------------------------------------------------------------------------
+
+Status SqliteStore::connect() {
+  disconnect();
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e(errc_of(rc), fmt::format("sqlite {}: cannot open: {}", where_, db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+    disconnect();
+    return unexpected(std::move(e));
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  auto exec = [this](const char* sql) -> Status {
+    char* message = nullptr;
+    const int code = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+    if (code == SQLITE_OK) return ok();
+    std::string text = message ? message : sqlite3_errstr(code);
+    sqlite3_free(message);
+    if ((code & 0xff) == SQLITE_BUSY) text += " (another process has the database open)";
+    return unexpected(errc_of(code), fmt::format("sqlite {}: {}: {}", where_, sql, text));
+  };
+  // Exclusive locking before WAL: the WAL index then lives in heap memory, no -shm file, and the
+  // lock taken by the first write below is held until close, which keeps a second broker out
+  // (the journal's LOCK file does the same). No busy timeout: a held lock fails at once.
+  Status st = exec("PRAGMA locking_mode = EXCLUSIVE");
+  if (st) st = exec("PRAGMA journal_mode = WAL");
+  if (st) st = exec(synchronous_pragma(options_.sqlite_synchronous));
+  if (st) st = exec("BEGIN IMMEDIATE");
+  if (st) st = exec("COMMIT");
+  if (st) st = migrate(db_, where_);
+  if (!st) {
+    disconnect();
+    return st;
+  }
+  stmts_ = std::make_unique<Statements>();
+  struct {
+    Statement* stmt;
+    const char* sql;
+  } const prepared[] = {
+      {&stmts_->begin, "BEGIN IMMEDIATE"},
+      {&stmts_->commit, "COMMIT"},
+      {&stmts_->rollback, "ROLLBACK"},
+      {&stmts_->insert_queue, "INSERT INTO queues (id, key) VALUES (?1, ?2)"},
+      // A message stored again under the same queue and id replaces the old row: the new
+      // content, the end of the append order, delivery count 0 (what the journal's replay does).
+      {&stmts_->upsert_message,
+       "INSERT OR REPLACE INTO messages (seq, queue_id, id_hi, id_lo, priority, expires_ms, deliver_at_ms, "
+       "delivery_count, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)"},
+      {&stmts_->delete_message, "DELETE FROM messages WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
+      {&stmts_->update_count,
+       "UPDATE messages SET delivery_count = ?4 WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
+  };
+  for (const auto& p : prepared) {
+    rc = p.stmt->prepare(db_, p.sql);
+    if (rc != SQLITE_OK) {
+      Error e(errc_of(rc), fmt::format("sqlite {}: cannot prepare \"{}\": {}", where_, p.sql, sqlite3_errmsg(db_)));
+      disconnect();
+      return unexpected(std::move(e));
+    }
+  }
+  if (auto loaded = load_state(); !loaded) {
+    disconnect();
+    return loaded;
+  }
+  return ok();
+}
+
+void SqliteStore::disconnect() {
+  stmts_.reset();
+  if (db_ != nullptr) {
+    // Every statement is finalized above, so this closes now (and checkpoints the WAL).
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+  }
+  queues_.clear();
+}
+
+// Reads what the writer must know from the committed tables: queue ids and the next sequence
+// number. Counters only move forward, so a number used by a group that failed is never reused.
+Status SqliteStore::load_state() {
+  auto fail = [this](const char* what) {
+    return unexpected(errc_of(sqlite3_errcode(db_)),
+                      fmt::format("sqlite {}: cannot read {}: {}", where_, what, sqlite3_errmsg(db_)));
+  };
+  queues_.clear();
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT id, key FROM queues", -1, &stmt, nullptr) != SQLITE_OK) return fail("queues");
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const std::int64_t id = sqlite3_column_int64(stmt, 0);
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1));
+    queues_.emplace(std::string(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, 1))), id);
+    next_queue_id_ = std::max<std::int64_t>(next_queue_id_, id + 1);
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return fail("queues");
+  if (sqlite3_prepare_v2(db_, "SELECT max(seq) FROM messages", -1, &stmt, nullptr) != SQLITE_OK) return fail("messages");
+  rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+    next_seq_ = std::max<std::int64_t>(next_seq_, sqlite3_column_int64(stmt, 0) + 1);
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_ROW) return fail("messages");
+  return ok();
+}
+
+// ---- lifecycle ---------------------------------------------------------------------------------
+
+Status SqliteStore::open() {
+  if (state_ != State::created) return unexpected(Errc::invalid_argument, "sqlite store: open() called twice");
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  if (ec) {
+    failure_ = Error(Errc::io_error, "cannot create " + options_.data_dir.string() + ": " + ec.message());
+    state_ = State::failed;
+    return unexpected(*failure_);
+  }
+  Status st = connect();
+  // Queues left without messages (temporary queues, closed subscriptions) are dropped here, once
+  // per start, rather than on every ack.
+  if (st) {
+    char* message = nullptr;
+    const int rc = sqlite3_exec(
+        db_, "DELETE FROM queues WHERE NOT EXISTS (SELECT 1 FROM messages WHERE messages.queue_id = queues.id)",
+        nullptr, nullptr, &message);
+    if (rc != SQLITE_OK) log_->warn("sqlite {}: cannot drop empty queues: {}", where_, message ? message : "");
+    sqlite3_free(message);
+    if (rc == SQLITE_OK) st = load_state();
+  }
+  if (!st) {
+    failure_ = st.error();
+    state_ = State::failed;
+    return st;
+  }
+  state_ = State::opened;
+  return ok();
+}
+
+Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) {
+  if (state_ != State::opened) {
+    return unexpected(Errc::invalid_argument, "sqlite store: recover() needs open() first");
+  }
+  const auto began = std::chrono::steady_clock::now();
+  std::unordered_map<std::int64_t, const std::string*> keys;
+  for (const auto& [key, id] : queues_) keys.emplace(id, &key);
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT seq, queue_id, id_hi, id_lo, delivery_count, message FROM messages ORDER BY seq",
+                         -1, &stmt, nullptr) != SQLITE_OK) {
+    return unexpected(errc_of(sqlite3_errcode(db_)),
+                      fmt::format("sqlite {}: cannot read messages: {}", where_, sqlite3_errmsg(db_)));
+  }
+  std::uint64_t live = 0, skipped = 0;
+  Status result = ok();
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const std::int64_t seq = sqlite3_column_int64(stmt, 0);
+    const std::int64_t queue = sqlite3_column_int64(stmt, 1);
+    const core::MessageId id{static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 2)),
+                             static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 3))};
+    const auto count = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 4));
+    const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt, 5));
+    const std::string_view blob(bytes ? bytes : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, 5)));
+    std::string problem;
+    auto key = keys.find(queue);
+    auto decoded = decode_message(blob);
+    if (key == keys.end()) {
+      problem = fmt::format("queue id {} is not in the queues table", queue);
+    } else if (!decoded) {
+      problem = decoded.error().detail;
+    } else if (decoded->id != id) {
+      problem = fmt::format("the message's id {} differs from the row's {}", id_text(decoded->id), id_text(id));
+    }
+    if (!problem.empty()) {
+      const std::string detail = fmt::format("sqlite {}: message seq {}: {}", where_, seq, problem);
+      if (options_.recovery == RecoveryMode::strict) {
+        result = unexpected(Errc::corrupt_data, detail + " (start with --recover skip-corrupt to skip it)");
+        break;
+      }
+      log_->warn("{}; skipped", detail);
+      ++skipped;
+      continue;
+    }
+    ++live;
+    visit(RecoveredMessage{*key->second, std::make_shared<const core::Message>(std::move(*decoded)), count});
+  }
+  if (result && rc != SQLITE_DONE) {
+    result = unexpected(errc_of(rc), fmt::format("sqlite {}: reading messages: {}", where_, sqlite3_errmsg(db_)));
+  }
+  sqlite3_finalize(stmt);
+  if (!result) return result;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
+  log_->info("sqlite {}: recovered {} live messages in {} ms{}", where_, live, ms,
+             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string());
+  return ok();
+}
+
+void SqliteStore::start() {
+  if (state_ == State::failed) {
+    // Started anyway: the writer answers every append, in order, with the reason.
+    log_->error("sqlite {}: not usable, every append will fail: {}", where_, failure_->to_string());
+  } else if (state_ != State::opened) {
+    return;
+  }
+  state_ = State::running;
+  writer_ = std::thread([this] { run(); });
+}
+
+void SqliteStore::append(Batch batch, DurableCallback on_durable) {
+  Pending p{EncodedBatch::encode(std::move(batch)), std::move(on_durable)};
+  if (!queue_.push(p) && p.done) p.done(unexpected(Errc::shutting_down, "sqlite store " + where_ + " is closed"));
+}
+
+void SqliteStore::close() {
+  if (state_ == State::closed) return;
+  queue_.close();
+  // Appends made before start(): the writer drains them like any group, then exits.
+  if ((state_ == State::opened || state_ == State::failed) && !queue_.empty()) start();
+  if (writer_.joinable()) writer_.join();
+  std::vector<Pending> rest;  // never opened: nobody ran these
+  while (queue_.try_take_all(rest)) {
+    for (Pending& p : rest) {
+      if (p.done) p.done(unexpected(failure_ ? *failure_ : Error(Errc::shutting_down, "sqlite store was never opened")));
+    }
+    rest.clear();
+  }
+  disconnect();
+  state_ = State::closed;
+}
+
+SqliteStore::Stats SqliteStore::stats() const {
+  return Stats{batches_.load(std::memory_order_relaxed), failed_batches_.load(std::memory_order_relaxed),
+               transactions_.load(std::memory_order_relaxed), reconnects_.load(std::memory_order_relaxed)};
+}
+
+// ---- the writer --------------------------------------------------------------------------------
+
+void SqliteStore::run() {
+  pthread_setname_np(pthread_self(), "carrier-sqlite");
+  std::vector<Pending> group;
+  while (queue_.take_all(group)) {
+    commit(group);
+    group.clear();
+  }
+}
+
+void SqliteStore::commit(std::vector<Pending>& group) {
+  bool any = false;
+  for (const Pending& p : group) any = any || (p.encoded.valid && !p.encoded.batch.empty());
+  Status written = ok();
+  if (any) {
+    transactions_.fetch_add(1, std::memory_order_relaxed);
+    written = write_group(group);
+    if (!written) log_->warn("sqlite: group commit of {} batches failed: {}", group.size(), written.error().detail);
+  }
+  std::uint64_t failed = 0;
+  for (Pending& p : group) {
+    Status outcome = !p.encoded.valid ? p.encoded.valid : written;
+    if (!outcome) ++failed;
+    if (p.done) p.done(std::move(outcome));
+  }
+  batches_.fetch_add(group.size(), std::memory_order_relaxed);
+  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
+}
+
+Status SqliteStore::write_group(std::vector<Pending>& group) {
+  if (db_ == nullptr) {  // open() failed, or the last group broke the connection: try again now
+    if (auto st = connect(); !st) return st;
+    reconnects_.fetch_add(1, std::memory_order_relaxed);
+    log_->info("sqlite {}: reopened", where_);
+  }
+  auto step = [this](sqlite3_stmt* s) -> int {
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return rc;
+  };
+  int rc = step(stmts_->begin.get());
+  Status st = ok();
+  if (rc != SQLITE_DONE) {
+    st = unexpected(errc_of(rc), fmt::format("sqlite {}: BEGIN: {}", where_, sqlite3_errmsg(db_)));
+  }
+  for (std::size_t k = 0; st && k < group.size(); ++k) {
+    const EncodedBatch& b = group[k].encoded;
+    if (!b.valid) continue;
+    for (std::size_t i = 0; st && i < b.batch.size(); ++i) st = write_record(b, i);
+  }
+  if (st) {
+    rc = step(stmts_->commit.get());
+    if (rc != SQLITE_DONE) {
+      st = unexpected(errc_of(rc), fmt::format("sqlite {}: COMMIT: {}", where_, sqlite3_errmsg(db_)));
+    }
+  }
+  if (st) return ok();
+  // Roll back (SQLite may already have) and start over on a fresh connection next time: after an
+  // I/O error the connection's page cache cannot be trusted, and reconnecting re-reads the
+  // committed queue ids, forgetting the ones this group invented.
+  if (!sqlite3_get_autocommit(db_)) (void)step(stmts_->rollback.get());
+  disconnect();
+  return st;
+}
+
+Result<std::int64_t> SqliteStore::queue_id(const std::string& key, bool create) {
+  if (auto it = queues_.find(key); it != queues_.end()) return it->second;
+  if (!create) return std::int64_t{0};
+  const std::int64_t id = next_queue_id_++;
+  sqlite3_stmt* s = stmts_->insert_queue.get();
+  sqlite3_bind_int64(s, 1, id);
+  sqlite3_bind_text(s, 2, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
+  const int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) {
+    return unexpected(errc_of(rc), fmt::format("sqlite {}: adding queue {}: {}", where_, key, sqlite3_errmsg(db_)));
+  }
+  queues_.emplace(key, id);
+  return id;
+}
+
+Status SqliteStore::write_record(const EncodedBatch& b, std::size_t i) {
+  const Record& r = b.batch[i];
+  // Acks and delivered records for a queue that holds nothing have nothing to change.
+  auto queue = queue_id(r.queue, r.kind == RecordKind::message);
+  if (!queue) return unexpected(std::move(queue).error());
+  if (*queue == 0) return ok();
+  sqlite3_stmt* s = nullptr;
+  switch (r.kind) {
+    case RecordKind::message: {
+      s = stmts_->upsert_message.get();
+      const std::string& blob = b.blobs[b.blob_of[i]];
+      sqlite3_bind_int64(s, 1, next_seq_++);
+      sqlite3_bind_int64(s, 5, r.message->priority);
+      sqlite3_bind_int64(s, 6, r.message->expires_ms);
+      sqlite3_bind_int64(s, 7, r.message->deliver_at_ms);
+      sqlite3_bind_blob64(s, 8, blob.data(), blob.size(), SQLITE_STATIC);
+      break;
+    }
+    case RecordKind::ack: s = stmts_->delete_message.get(); break;
+    case RecordKind::delivered:
+      s = stmts_->update_count.get();
+      sqlite3_bind_int64(s, 4, r.delivery_count);
+      break;
+  }
+  const int first = r.kind == RecordKind::message ? 2 : 1;
+  sqlite3_bind_int64(s, first, *queue);
+  sqlite3_bind_int64(s, first + 1, as_signed(r.message_id.hi));
+  sqlite3_bind_int64(s, first + 2, as_signed(r.message_id.lo));
+  const int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) {
+    return unexpected(errc_of(rc), fmt::format("sqlite {}: writing {} of {} in {}: {}", where_,
+                                               r.kind == RecordKind::message ? "message" : r.kind == RecordKind::ack ? "ack" : "delivery count",
+                                               id_text(r.message_id), r.queue, sqlite3_errmsg(db_)));
+  }
+  return ok();
+}
+
+}  // namespace carrier::store::sqlite
