@@ -3,7 +3,7 @@ connection-unique name, also in a SEND's reply-to), so request/reply works with 
 correlation-id; deleted when its connection closes."""
 
 from helpers.raw_stomp import RawStomp
-from helpers.reliable import fresh
+from helpers.reliable import config, fresh, policy
 from helpers.wait import assert_stays
 
 
@@ -113,3 +113,28 @@ def test_message_destination_is_the_temp_name_or_its_rewrite(broker, stomp_clien
     assert m.body == "hello"
     assert m.headers.get("destination", "").startswith("/temp-queue/") or \
         m.headers.get("destination", "").startswith("/queue/"), m.headers
+
+
+def test_replies_to_a_closed_temp_queue_do_not_pile_up(broker_factory, stomp_client):
+    # A one-message limit on every queue (temporary ones included) makes "kept" observable:
+    # if late replies were stored somewhere, the second one would be refused as "full".
+    broker = broker_factory(config=config(policy("queue:>", max_messages=1)))
+    service = fresh(prefix="svc")
+    responder = stomp_client(broker)
+    responder.subscribe(service)
+    requester = stomp_client(broker)
+    requester.subscribe("/temp-queue/gone")
+    requester.send(service, "q", headers={"reply-to": "/temp-queue/gone"})
+    reply_to = responder.wait_messages(1)[0].headers["reply-to"]
+    requester.disconnect()
+    answers = []
+    for n in range(3):
+        with RawStomp(broker.port) as late:
+            late.connect("1.2")
+            late.send_frame("SEND", [("destination", reply_to), ("receipt", f"late{n}")],
+                            f"too-late-{n}".encode())
+            answers.append(late.read_frame())
+    kept = [a for a in answers if a.command == "ERROR" and "full" in
+            (a.header("message", "") + a.body.decode(errors="replace")).lower()]
+    assert not kept, (f"replies to the closed temporary queue {reply_to} are being kept "
+                      f"(a later one is refused as full): {answers!r}")
