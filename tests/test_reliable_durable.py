@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from helpers.reliable import fresh, unsubscribe
+from helpers import STOMP_VERSIONS
+from helpers.reliable import fresh, now_ms, unsubscribe, wait_clock_past
 from helpers.wait import assert_stays, wait_for
 
 PERSISTENT = {"persistent": "true"}
@@ -306,3 +307,58 @@ def test_durable_shared_subscription_is_kept_without_members(broker, stomp_clien
     back = stomp_client(broker)
     back.subscribe(topic, headers=shared(group, durable=True))
     assert [m.body for m in back.wait_messages(2)] == ["kept-1", "kept-2"]
+
+
+def test_durable_subscription_keeps_only_what_its_selector_matches(broker, stomp_client):
+    topic = fresh("topic")
+    spelling = ActiveMQ()
+    selector = {"selector": "color = 'red'"}
+    subscriber = spelling.connect(stomp_client, broker)
+    spelling.subscribe(subscriber, topic, headers=selector)
+    subscriber.disconnect()
+    producer = stomp_client(broker)
+    for color in ["red", "blue", "red"]:
+        producer.send(topic, color, headers={"color": color, **PERSISTENT})
+    broker.restart()
+    back = spelling.connect(stomp_client, broker)
+    spelling.subscribe(back, topic, headers=selector)
+    assert bodies_of(back.wait_messages(2)) == ["red", "red"]
+    assert_stays(lambda: back.count() == 2, 0.3, lambda: back.bodies())
+
+
+def test_message_expiring_while_the_durable_subscriber_is_away(broker, stomp_client):
+    topic = fresh("topic")
+    spelling = RabbitMQ()
+    subscriber = spelling.connect(stomp_client, broker)
+    spelling.subscribe(subscriber, topic)
+    subscriber.disconnect()
+    soon = now_ms() + 200
+    producer = stomp_client(broker)
+    producer.send(topic, "perishable", headers={"expires": str(soon)})
+    producer.send(topic, "durable")
+    wait_clock_past(soon + 20)
+    back = spelling.connect(stomp_client, broker)
+    spelling.subscribe(back, topic)
+    assert bodies_of(back.wait_messages(1)) == ["durable"]
+    assert_stays(lambda: back.count() == 1, 0.3, lambda: back.bodies())
+
+
+@pytest.mark.parametrize("version", STOMP_VERSIONS)
+def test_durable_subscription_with_each_stomp_version(broker, stomp_client, version):
+    topic = fresh("topic")
+    spelling = ActiveMQ()
+    headers = {"client-id": spelling.client_id}
+    subscriber = stomp_client(broker, version=version, connect_headers=headers)
+    spelling.subscribe(subscriber, topic)
+    subscriber.disconnect()
+    stomp_client(broker).send(topic, "kept")
+    back = stomp_client(broker, version=version, connect_headers=headers)
+    spelling.subscribe(back, topic)
+    assert bodies_of(back.wait_messages(1)) == ["kept"]
+
+
+def test_activemq_durable_subscription_needs_a_client_id(broker, stomp_client):
+    client = stomp_client(broker)
+    client.subscribe(fresh("topic"), headers={"activemq.subscriptionName": "s"}, wait=False)
+    client._wait(lambda: client.errors, 5.0, "an ERROR for a durable name without client-id")
+    assert "client-id" in (client.errors[0].headers.get("message", "") + client.errors[0].body)

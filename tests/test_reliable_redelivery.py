@@ -293,3 +293,33 @@ def test_policy_wildcard_star_matches_one_level(broker_factory, stomp_client):
     dlq = stomp_client(broker)
     dlq.subscribe(f"/queue/DLQ.{name_of(prefix)}")
     assert dlq.wait_messages(1)[0].body == "p"
+
+
+def test_topic_policy_dead_letters_a_subscription_message(broker_factory, stomp_client):
+    broker = broker_factory(config=config(policy("topic:alerts.>", max_deliveries=1)))
+    topic = fresh("topic", prefix="alerts")
+    subscriber = stomp_client(broker)
+    subscriber.subscribe(topic, ack=INDIVIDUAL)
+    dlq = stomp_client(broker)
+    dlq.subscribe(f"/queue/DLQ.{name_of(topic)}")
+    stomp_client(broker).send(topic, "alert")
+    subscriber.nack(subscriber.wait_messages(1)[0])
+    [dead] = dlq.wait_messages(1)
+    assert (dead.body, dead.headers.get("original-destination"), dead.headers.get("dlq-reason")) \
+        == ("alert", topic, "max-deliveries"), dead.headers
+    assert_stays(lambda: subscriber.count() == 1, 0.3, lambda: subscriber.bodies())
+
+
+def test_delivery_count_does_not_restart_at_one_after_a_restart(broker, stomp_client):
+    queue = fresh()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack=INDIVIDUAL)
+    stomp_client(broker).send(queue, "m", headers=PERSISTENT)
+    consumer.nack(consumer.wait_messages(1)[0])
+    assert consumer.wait_messages(2)[1].headers.get("delivery-count") == "2"
+    broker.restart(sig=signal.SIGKILL)
+    again = stomp_client(broker)
+    again.subscribe(queue, ack=INDIVIDUAL)
+    [m] = again.wait_messages(1)
+    assert m.headers.get("redelivered") == "true", m.headers
+    assert int(m.headers.get("delivery-count", "0")) >= 2, m.headers

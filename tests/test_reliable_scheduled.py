@@ -118,3 +118,28 @@ def test_schedule_that_passed_while_down_is_delivered_at_start(broker, stomp_cli
     consumer.subscribe(queue)
     assert consumer.wait_messages(1, timeout=3.0)[0].body == "overdue"
     assert_stays(lambda: consumer.count() == 1, 0.2, lambda: consumer.bodies())
+
+
+def test_message_expiring_before_its_delivery_time_is_never_delivered(broker, stomp_client):
+    queue = fresh()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue)
+    now = now_ms()
+    producer = stomp_client(broker)
+    producer.send(queue, "never", headers={"deliver-at": str(now + 300),
+                                           "expires": str(now + 150)})
+    producer.send(queue, "marker", headers={"deliver-at": str(now + 400)})
+    assert consumer.wait_messages(1)[0].body == "marker"
+    assert_stays(lambda: consumer.count() == 1, 0.2, lambda: consumer.bodies())
+
+
+@pytest.mark.parametrize("header, value", [("delay", "soon"), ("delay", "-5"),
+                                           ("deliver-at", "tomorrow"),
+                                           ("AMQ_SCHEDULED_DELAY", "1.5")])
+def test_bad_schedule_header_is_refused(broker, stomp_client, header, value):
+    producer = stomp_client(broker)
+    producer.send(fresh(), "bad", headers={header: value}, wait=False)
+    producer._wait(lambda: producer.errors, 5.0, f"an ERROR for {header}:{value}")
+    assert header in producer.errors[0].body or header in \
+        producer.errors[0].headers.get("message", ""), (producer.errors[0].headers,
+                                                         producer.errors[0].body)
