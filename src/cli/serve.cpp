@@ -14,6 +14,7 @@
 #include "net/asio.hpp"
 #include "net/listener.hpp"
 #include "net/shard_pool.hpp"
+#include "mqtt/service.hpp"
 #include "stomp/session.hpp"
 #include "store/store.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, data_dir, store, log_level, recover;
+  std::string stomp, mqtt, data_dir, store, postgres, log_level, recover;
   unsigned shards = 0;
 };
 
@@ -125,6 +126,18 @@ int serve(const config::Flags& flags) {
     }
   }
 
+  mqtt::Service mqtt_service(pool, peers, cfg->mqtt);
+  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
+    mqtt_service.accept(std::move(socket), shard);
+  });
+  if (cfg->mqtt_listener.enabled) {
+    if (auto ls = mqtt_listener.open(cfg->mqtt_listener); !ls) {
+      std::cerr << "carrier: " << ls.error().detail << "\n";
+      (*store)->close();
+      return 1;
+    }
+  }
+
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
   int received_signal = 0;
@@ -139,6 +152,11 @@ int serve(const config::Flags& flags) {
     auto ep = stomp_listener.local_endpoint();
     log->info("stomp listening on {}:{}", ep.address().to_string(), ep.port());
   }
+  if (cfg->mqtt_listener.enabled) {
+    mqtt_listener.start();
+    auto ep = mqtt_listener.local_endpoint();
+    log->info("mqtt listening on {}:{}", ep.address().to_string(), ep.port());
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   log->info("carrier ready: {} shard(s), store '{}' in {}, {} message(s) recovered, started in {} ms", shards,
             cfg->store.kind, cfg->store.data_dir.string(), recovered, ms.count());
@@ -148,6 +166,7 @@ int serve(const config::Flags& flags) {
 
   // Stop accepting, say goodbye on every connection, give them a moment to flush.
   if (cfg->stomp_listener.enabled) stomp_listener.stop();
+  if (cfg->mqtt_listener.enabled) mqtt_listener.stop();
   on_every_shard(pool, [] {
     auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
     for (auto* c : connections) c->shutdown();
@@ -169,8 +188,10 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Run the broker");
   cmd->add_option("--config", flags->config_file, "TOML configuration file");
   cmd->add_option("--stomp", flags->stomp, "STOMP listener HOST:PORT, or off");
+  cmd->add_option("--mqtt", flags->mqtt, "MQTT listener HOST:PORT, or off");
   cmd->add_option("--data-dir", flags->data_dir, "Data directory");
-  cmd->add_option("--store", flags->store, "Store kind: log | memory");
+  cmd->add_option("--store", flags->store, "Store kind: log | sqlite | postgres | memory");
+  cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
   cmd->add_option("--shards", flags->shards, "Number of shards (threads); default: cores");
   cmd->add_option("--log-level", flags->log_level, "trace | debug | info | warn | error | off");
   cmd->add_option("--recover", flags->recover, "strict | skip-corrupt");
@@ -178,8 +199,10 @@ void add_serve_command(CLI::App& app) {
     config::Flags f;
     if (cmd->count("--config")) f.config_file = flags->config_file;
     if (cmd->count("--stomp")) f.stomp = flags->stomp;
+    if (cmd->count("--mqtt")) f.mqtt = flags->mqtt;
     if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
     if (cmd->count("--store")) f.store = flags->store;
+    if (cmd->count("--postgres")) f.postgres = flags->postgres;
     if (cmd->count("--shards")) f.shards = flags->shards;
     if (cmd->count("--log-level")) f.log_level = flags->log_level;
     if (cmd->count("--recover")) f.recover = flags->recover;

@@ -258,6 +258,38 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
 };
 
+constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
+
+constexpr Key kMqttKeys[] = {
+    {"listen",
+     [](const Field& f, Config& c) -> Status {
+       const auto* text = f.node.as_string();
+       if (text == nullptr) return f.must_be("\"HOST:PORT\" or \"off\"");
+       net::ListenerOptions parsed = c.mqtt_listener;
+       if (auto problem = listen_problem(text->get(), parsed); !problem.empty()) {
+         if (problem == kNotListen) return f.must_be("\"HOST:PORT\" or \"off\"");
+         return f.must_be("\"HOST:PORT\" or \"off\" (" + problem + ")");
+       }
+       c.mqtt_listener = std::move(parsed);
+       return ok();
+     }},
+    // At most the largest packet MQTT can express (a 268,435,455-byte remaining length + 5).
+    {"max_packet_size",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 64, 268'435'460), c.mqtt.max_packet_size); }},
+    {"max_keep_alive",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint16Max), c.mqtt.max_keep_alive); }},
+    {"receive_maximum",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint16Max), c.mqtt.receive_maximum); }},
+    {"max_inflight",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint16Max), c.mqtt.max_inflight); }},
+    {"topic_alias_maximum",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint16Max), c.mqtt.topic_alias_maximum); }},
+    {"session_expiry_max",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.mqtt.session_expiry_max); }},
+    {"connect_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.mqtt.connect_timeout_ms); }},
+};
+
 constexpr Key kCoreKeys[] = {
     {"auto_create", [](const Field& f, Config& c) { return assign(read_bool(f), c.core.auto_create); }},
     {"queues",
@@ -374,6 +406,7 @@ constexpr Key kTopKeys[] = {
      }},
     {"store", [](const Field& f, Config& c) { return assign(read_name(f, kStoreKinds), c.store.kind); }},
     {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kStompKeys); }},
+    {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kMqttKeys); }},
     {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
     {"policy",
@@ -471,6 +504,9 @@ Unexpected bad_flag(std::string_view flag, std::string_view expected, std::strin
 Status apply_flags(const Flags& flags, Config& config) {
   if (flags.stomp) {
     if (auto s = parse_listen(*flags.stomp, "--stomp", config.stomp_listener); !s) return s;
+  }
+  if (flags.mqtt) {
+    if (auto s = parse_listen(*flags.mqtt, "--mqtt", config.mqtt_listener); !s) return s;
   }
   if (flags.data_dir) {
     if (flags.data_dir->empty()) return bad_flag("--data-dir", "a directory", *flags.data_dir);

@@ -7,6 +7,7 @@
 
 #include "base/result.hpp"
 #include "core/options.hpp"
+#include "mqtt/options.hpp"
 #include "net/options.hpp"
 #include "stomp/options.hpp"
 #include "store/store.hpp"
@@ -19,6 +20,8 @@ struct Config {
   net::Options net;
   net::ListenerOptions stomp_listener{true, "127.0.0.1", 61613};
   stomp::Options stomp;
+  net::ListenerOptions mqtt_listener{true, "127.0.0.1", 1883};
+  mqtt::Options mqtt;
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
 };
@@ -27,8 +30,10 @@ struct Config {
 struct Flags {
   std::optional<std::filesystem::path> config_file;
   std::optional<std::string> stomp;      // "HOST:PORT" or "off"
+  std::optional<std::string> mqtt;       // "HOST:PORT" or "off"
   std::optional<std::string> data_dir;
   std::optional<std::string> store;      // store kind
+  std::optional<std::string> postgres;   // libpq connection string for store "postgres"
   std::optional<unsigned> shards;
   std::optional<std::string> log_level;
   std::optional<std::string> recover;    // "strict" | "skip-corrupt"

@@ -177,7 +177,7 @@ TEST(ConfigUnknownKey, InsideATableIsNamedWithItsTable) {
 }
 
 TEST(ConfigUnknownKey, UnknownTableAndNestedTable) {
-  EXPECT_THAT(toml_error("[mqtt]\nlisten = \"off\"\n"), StartsWith("unknown key 'mqtt' in carrier.toml:1:"));
+  EXPECT_THAT(toml_error("[amqp]\nlisten = \"off\"\n"), StartsWith("unknown key 'amqp' in carrier.toml:1:"));
   EXPECT_THAT(toml_error("[stomp.tls]\ncert = \"x\"\n"), StartsWith("unknown key 'stomp.tls' in carrier.toml"));
   EXPECT_THAT(toml_error("journal.fsync.now = true\n"), HasSubstr("'journal.fsync' must be true or false"));
 }
@@ -508,6 +508,69 @@ TEST(ConfigParse, PolicyErrorsNameTheKey) {
   auto overflow = parse_toml("[[policy]]\noverflow = \"drop\"\n", "c.toml");
   ASSERT_FALSE(overflow);
   EXPECT_THAT(overflow.error().detail, HasSubstr("'policy[0].overflow'"));
+}
+
+// --- [mqtt] ------------------------------------------------------------------------------------
+
+TEST(ConfigMqtt, Defaults) {
+  const Config c = parse_ok("");
+  EXPECT_TRUE(c.mqtt_listener.enabled);
+  EXPECT_EQ(c.mqtt_listener.host, "127.0.0.1");
+  EXPECT_EQ(c.mqtt_listener.port, 1883);
+  EXPECT_EQ(c.mqtt.max_packet_size, 16u << 20);
+  EXPECT_EQ(c.mqtt.receive_maximum, 100);
+  EXPECT_EQ(c.mqtt.session_expiry_max, 0xFFFFFFFFu);
+}
+
+TEST(ConfigMqtt, EveryKey) {
+  const Config c = parse_ok(R"([mqtt]
+listen = "0.0.0.0:11883"
+max_packet_size = 65536
+max_keep_alive = 120
+receive_maximum = 10
+max_inflight = 20
+topic_alias_maximum = 0
+session_expiry_max = 3600
+connect_timeout_ms = 500
+)");
+  EXPECT_EQ(c.mqtt_listener.host, "0.0.0.0");
+  EXPECT_EQ(c.mqtt_listener.port, 11883);
+  EXPECT_EQ(c.mqtt.max_packet_size, 65536u);
+  EXPECT_EQ(c.mqtt.max_keep_alive, 120);
+  EXPECT_EQ(c.mqtt.receive_maximum, 10);
+  EXPECT_EQ(c.mqtt.max_inflight, 20);
+  EXPECT_EQ(c.mqtt.topic_alias_maximum, 0);
+  EXPECT_EQ(c.mqtt.session_expiry_max, 3600u);
+  EXPECT_EQ(c.mqtt.connect_timeout_ms, 500u);
+  EXPECT_FALSE(parse_ok("[mqtt]\nlisten = \"off\"\n").mqtt_listener.enabled);
+}
+
+TEST(ConfigMqtt, BadValuesAreNamed) {
+  EXPECT_THAT(toml_error("[mqtt]\nreceive_maximum = 0"), StartsWith("'mqtt.receive_maximum' must be a positive integer"));
+  EXPECT_THAT(toml_error("[mqtt]\nreceive_maximum = 65536"), StartsWith("'mqtt.receive_maximum' must be at most 65535"));
+  EXPECT_THAT(toml_error("[mqtt]\nmax_packet_size = 268435461"),
+              StartsWith("'mqtt.max_packet_size' must be at most 268435460"));
+  EXPECT_THAT(toml_error("[mqtt]\nlisten = \"nowhere\""), StartsWith("'mqtt.listen' must be \"HOST:PORT\" or \"off\""));
+  EXPECT_THAT(toml_error("[mqtt]\nqos = 2"), StartsWith("unknown key 'mqtt.qos'"));
+}
+
+TEST(ConfigMqtt, FlagOverridesTheFile) {
+  TempFile file("[mqtt]\nlisten = \"127.0.0.1:2000\"\n");
+  Flags flags;
+  flags.config_file = file.path();
+  flags.mqtt = "off";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_FALSE(loaded->mqtt_listener.enabled);
+  flags.mqtt = "[::1]:0";
+  loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->mqtt_listener.host, "::1");
+  EXPECT_EQ(loaded->mqtt_listener.port, 0);
+  flags.mqtt = "1883";
+  loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, StartsWith("--mqtt: expected HOST:PORT or off"));
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ void Session::on_data(std::string& buffer) {
     buffer.clear();
     return;
   }
+  if (connect_received_ && !connected_) {
+    // Still settling the CONNECT (someone else resumed reading, e.g. the memory gauge).
+    pause_reading();
+    return;
+  }
   if (buffer.size() < need_at_least_) return;
   need_at_least_ = 0;
   std::size_t offset = 0;

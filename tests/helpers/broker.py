@@ -56,11 +56,14 @@ class Broker:
 
     `config` is TOML text written to <workdir>/carrier.toml and passed with --config.
     `stomp_flag=False` leaves --stomp out (the config file or the default decides);
+    MQTT listens on `mqtt_port` (a free one by default) unless `mqtt_flag=False` leaves --mqtt
+    out, so parallel brokers never compete for the default 1883;
     `bare=True` runs plain `carrier serve` + extra_args in workdir (zero config).
     """
 
     def __init__(self, workdir, port=None, config=None, store="log", shards=2, log_level=None,
-                 extra_args=(), stomp_flag=True, data_dir=None, bare=False):
+                 extra_args=(), stomp_flag=True, data_dir=None, bare=False, mqtt_port=None,
+                 mqtt_flag=True):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port if port is not None else free_port()
@@ -74,6 +77,8 @@ class Broker:
         self.log_level = log_level or os.environ.get("CARRIER_TEST_LOG_LEVEL", "info")
         self.extra_args = list(extra_args)
         self.stomp_flag = stomp_flag
+        self.mqtt_port = mqtt_port if mqtt_port is not None else free_port()
+        self.mqtt_flag = mqtt_flag
         self.bare = bare
         if bare:
             self.data_dir = self.workdir / "carrier-data"
@@ -92,6 +97,8 @@ class Broker:
             return args + self.extra_args + list(extra_args)
         if self.stomp_flag:
             args += ["--stomp", f"127.0.0.1:{self.port}"]
+        if self.mqtt_flag:
+            args += ["--mqtt", f"127.0.0.1:{self.mqtt_port}"]
         args += ["--data-dir", str(self.data_dir), "--store", self.store,
                  "--shards", str(self.shards), "--log-level", self.log_level]
         if self.config_path:
