@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include "cli/bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/serve.hpp"
 
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_send_command(app);
   carrier::cli::add_recv_command(app);
   carrier::cli::add_version_command(app);
+  carrier::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,343 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "cli/bench_histogram.hpp"
+#include "cli/bench_ledger.hpp"
+#include "cli/bench_options.hpp"
+#include "cli/bench_report.hpp"
+
+namespace carrier::cli::bench {
+namespace {
+
+// ---- histogram -------------------------------------------------------------------------------
+
+TEST(BenchHistogram, BucketsCoverEveryValueContiguously) {
+  EXPECT_EQ(Histogram::bucket_of(0), 0u);
+  EXPECT_EQ(Histogram::bucket_of(127), 127u);
+  for (std::size_t b = 1; b < Histogram::kBucketCount; ++b) {
+    ASSERT_EQ(Histogram::bucket_low(b), Histogram::bucket_high(b - 1) + 1) << b;
+  }
+  EXPECT_EQ(Histogram::bucket_high(Histogram::kBucketCount - 1), UINT64_MAX);
+  EXPECT_EQ(Histogram::bucket_of(UINT64_MAX), Histogram::kBucketCount - 1);
+}
+
+TEST(BenchHistogram, ValuesLandInTheirBucketWithinOneSixtyFourth) {
+  std::mt19937_64 random(42);
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t v = random() >> (random() % 64);
+    const std::size_t b = Histogram::bucket_of(v);
+    ASSERT_LE(Histogram::bucket_low(b), v);
+    ASSERT_GE(Histogram::bucket_high(b), v);
+    const double width = static_cast<double>(Histogram::bucket_high(b) - Histogram::bucket_low(b) + 1);
+    if (v >= 128) {
+      ASSERT_LE(width / static_cast<double>(Histogram::bucket_low(b)), 1.0 / 64 + 1e-12) << v;
+    }
+  }
+}
+
+TEST(BenchHistogram, ExactBelow128) {
+  Histogram h;
+  for (std::uint64_t v = 1; v <= 100; ++v) h.record(v);
+  EXPECT_EQ(h.count(), 100u);
+  EXPECT_EQ(h.min(), 1u);
+  EXPECT_EQ(h.max(), 100u);
+  EXPECT_DOUBLE_EQ(h.mean(), 50.5);
+  EXPECT_EQ(h.percentile(0.5), 50u);
+  EXPECT_EQ(h.percentile(0.9), 90u);
+  EXPECT_EQ(h.percentile(0.99), 99u);
+  EXPECT_EQ(h.percentile(1.0), 100u);
+  EXPECT_EQ(h.percentile(0.0), 1u);
+}
+
+TEST(BenchHistogram, PercentilesWithinPrecisionOfTheTrueOnes) {
+  Histogram h;
+  // 1..1,000,000 ns once each: the q-quantile is q * 1e6.
+  for (std::uint64_t v = 1; v <= 1000000; ++v) h.record(v);
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double truth = q * 1e6;
+    const double got = static_cast<double>(h.percentile(q));
+    EXPECT_GE(got, truth) << q;
+    EXPECT_LE(got, truth * (1 + 1.0 / 64)) << q;
+  }
+  EXPECT_EQ(h.percentile(1.0), 1000000u);  // clamped to the max, not the bucket end
+}
+
+TEST(BenchHistogram, MergeEqualsRecordingEverythingInOne) {
+  Histogram a, b, all;
+  for (std::uint64_t v = 0; v < 5000; ++v) {
+    (v % 3 ? a : b).record(v * 977);
+    all.record(v * 977);
+  }
+  a.merge(b);
+  EXPECT_EQ(a.count(), all.count());
+  EXPECT_EQ(a.min(), all.min());
+  EXPECT_EQ(a.max(), all.max());
+  EXPECT_DOUBLE_EQ(a.mean(), all.mean());
+  for (double q : {0.1, 0.5, 0.99, 0.999}) EXPECT_EQ(a.percentile(q), all.percentile(q));
+}
+
+TEST(BenchHistogram, EmptyIsZero) {
+  Histogram h;
+  EXPECT_EQ(h.percentile(0.99), 0u);
+  EXPECT_EQ(h.min(), 0u);
+  EXPECT_EQ(h.max(), 0u);
+  EXPECT_EQ(h.mean(), 0.0);
+}
+
+// ---- stamp and ledger ------------------------------------------------------------------------
+
+TEST(BenchStamp, RoundTrips) {
+  std::string body(64, 'x');
+  write_stamp(body.data(), Stamp{0xdeadbeef, 7, 0x0102030405060708ull, 987654321012345ull});
+  auto s = read_stamp(body);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->run_id, 0xdeadbeefu);
+  EXPECT_EQ(s->producer, 7u);
+  EXPECT_EQ(s->sequence, 0x0102030405060708ull);
+  EXPECT_EQ(s->send_ns, 987654321012345ull);
+  EXPECT_EQ(body.substr(kStampSize), std::string(32, 'x'));
+  EXPECT_FALSE(read_stamp(body.substr(0, kStampSize - 1)));
+  EXPECT_FALSE(read_stamp(std::string(64, 'x')));
+}
+
+TEST(BenchLedger, CountsDuplicatesAndMissing) {
+  Ledger l(2);
+  EXPECT_TRUE(l.record(0, 0));
+  EXPECT_TRUE(l.record(0, 1));
+  EXPECT_FALSE(l.record(0, 1));  // duplicate
+  EXPECT_TRUE(l.record(0, 200));
+  EXPECT_TRUE(l.record(1, 5));
+  EXPECT_FALSE(l.record(2, 0));  // unknown producer
+  EXPECT_EQ(l.deliveries(), 5u);
+  EXPECT_EQ(l.duplicates(), 1u);
+  EXPECT_EQ(l.unknown_producer(), 1u);
+  EXPECT_EQ(l.distinct(), 4u);
+  // Producer 0 sent 201 (0..200): 198 missing; producer 1 sent 6: 5 missing.
+  EXPECT_EQ(l.missing({201, 6}), 198u + 5u);
+  EXPECT_EQ(l.beyond({201, 6}), 0u);
+  EXPECT_EQ(l.beyond({200, 5}), 2u);  // 200 and 5 were never sent
+  EXPECT_EQ(l.missing({0, 0}), 0u);
+}
+
+TEST(BenchLedger, AllReceivedMeansNothingMissing) {
+  Ledger l(1);
+  for (std::uint64_t s = 0; s < 1000; ++s) l.record(0, 999 - s);
+  EXPECT_EQ(l.missing({1000}), 0u);
+  EXPECT_EQ(l.missing({1001}), 1u);
+  EXPECT_EQ(l.duplicates(), 0u);
+}
+
+TEST(BenchAccount, QueueSharesMessagesAcrossConsumers) {
+  std::vector<Ledger> consumers(2, Ledger(1));
+  for (std::uint64_t s = 0; s < 100; ++s) consumers[s % 2].record(0, s);
+  auto a = account(Kind::queue, consumers, {100});
+  EXPECT_EQ(a.expected, 100u);
+  EXPECT_EQ(a.deliveries, 100u);
+  EXPECT_EQ(a.missing, 0u);
+  EXPECT_EQ(a.duplicates, 0u);
+  consumers[0].record(0, 1);  // delivered to both consumers: a duplicate across them
+  a = account(Kind::queue, consumers, {101});
+  EXPECT_EQ(a.duplicates, 1u);
+  EXPECT_EQ(a.missing, 1u);  // 100 never arrived
+}
+
+TEST(BenchAccount, TopicWantsEverythingAtEveryConsumer) {
+  std::vector<Ledger> consumers(3, Ledger(2));
+  for (auto& c : consumers) {
+    for (std::uint64_t s = 0; s < 10; ++s) {
+      c.record(0, s);
+      c.record(1, s);
+    }
+  }
+  consumers[2].record(1, 3);
+  auto a = account(Kind::topic, consumers, {10, 11});
+  EXPECT_EQ(a.expected, 63u);
+  EXPECT_EQ(a.deliveries, 61u);
+  EXPECT_EQ(a.missing, 3u);     // producer 1's seq 10, at each of the three
+  EXPECT_EQ(a.duplicates, 1u);
+}
+
+TEST(BenchAccount, NoConsumersNoExpectations) {
+  auto a = account(Kind::queue, {}, {10});
+  EXPECT_EQ(a.expected, 0u);
+  EXPECT_EQ(a.missing, 0u);
+}
+
+// ---- options ---------------------------------------------------------------------------------
+
+TEST(BenchOptions, PresetThenExplicitFlags) {
+  RawOptions raw;
+  raw.preset = "s2";
+  auto o = resolve(raw, 1);
+  ASSERT_TRUE(o) << o.error().detail;
+  EXPECT_EQ(o->preset, "S2");
+  EXPECT_EQ(o->protocol, Protocol::stomp);
+  EXPECT_TRUE(o->persistent);
+  EXPECT_EQ(o->receipts, 1000u);
+  EXPECT_EQ(o->ack, Ack::client_individual);
+  EXPECT_EQ(o->size, 1024u);
+  EXPECT_EQ(o->port, 61613);
+  EXPECT_EQ(o->dest, "/queue/carrier-bench-00000001");
+
+  raw.size = 4096;
+  raw.receipts = 10;
+  raw.count = 500;
+  o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->size, 4096u);
+  EXPECT_EQ(o->receipts, 10u);
+  EXPECT_EQ(o->count, 500u);
+}
+
+TEST(BenchOptions, MqttPresetsAndDefaults) {
+  RawOptions raw;
+  raw.preset = "M2";
+  auto o = resolve(raw, 0xabc);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->protocol, Protocol::mqtt);
+  EXPECT_EQ(o->port, 1883);
+  EXPECT_EQ(o->qos, 1u);
+  EXPECT_EQ(o->receipts, 1000u);
+  EXPECT_EQ(o->dest, "carrier-bench/00000abc");
+  raw.preset = "M3";
+  o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->consumers, 4u);
+  EXPECT_EQ(o->kind, Kind::topic);
+  EXPECT_EQ(o->size, 256u);
+  raw.preset = "L2";
+  raw.server = "localhost:11883";
+  o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->rate, 5000.0);
+  EXPECT_EQ(o->host, "localhost");
+  EXPECT_EQ(o->port, 11883);
+}
+
+TEST(BenchOptions, RefusesBadCombinations) {
+  auto refused = [](RawOptions raw) { return !resolve(raw, 1).has_value(); };
+  RawOptions raw;
+  EXPECT_FALSE(refused(raw));
+  raw.size = 31;
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.qos = 1;  // STOMP
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.protocol = "mqtt";
+  raw.persistent = true;
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.protocol = "mqtt";
+  raw.receipts = 10;  // QoS 0
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.preset = "X9";
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.count = 1;
+  raw.duration_s = 1;
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.producers = 0;
+  EXPECT_TRUE(refused(raw));
+  raw = {};
+  raw.server = "127.0.0.1:0";
+  EXPECT_TRUE(refused(raw));
+}
+
+TEST(BenchOptions, DestinationsFollowTheKind) {
+  RawOptions raw;
+  raw.dest = "orders";
+  EXPECT_EQ(resolve(raw, 1)->dest, "/queue/orders");
+  raw.kind = "topic";
+  EXPECT_EQ(resolve(raw, 1)->dest, "/topic/orders");
+  raw.dest = "/queue/x";
+  EXPECT_EQ(resolve(raw, 1)->dest, "/queue/x");
+}
+
+TEST(BenchOptions, CommandLineReproducesTheRun) {
+  RawOptions raw;
+  raw.preset = "S3";
+  raw.duration_s = 2;
+  auto o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->command_line(),
+            "carrier bench --protocol stomp --server 127.0.0.1:61613 --producers 1 --consumers 4 --duration 2 "
+            "--size 1024 --dest /topic/carrier-bench-00000001 --kind topic --ack auto --prefetch 1000");
+}
+
+TEST(BenchOptions, Loopback) {
+  EXPECT_TRUE(is_loopback("127.0.0.1"));
+  EXPECT_TRUE(is_loopback("127.1.2.3"));
+  EXPECT_TRUE(is_loopback("::1"));
+  EXPECT_TRUE(is_loopback("localhost"));
+  EXPECT_FALSE(is_loopback("10.0.0.1"));
+  EXPECT_FALSE(is_loopback("8.8.8.8"));
+}
+
+// ---- report ----------------------------------------------------------------------------------
+
+TEST(BenchReport, RatesAndVerdict) {
+  RawOptions raw;
+  raw.preset = "S1";
+  auto o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  Totals t;
+  t.sent = {6000, 4000};
+  t.confirmed = 10000;
+  t.confirmed_by = "disconnect receipt";
+  t.accounting = Accounting{10000, 10000, 0, 0, 0};
+  t.produce_s = 2.0;
+  t.confirm_s = 2.5;
+  t.consume_s = 4.0;
+  for (std::uint64_t v = 1; v <= 100; ++v) t.latency.record(v * 1000);  // 1..100 us
+  Report r = make_report(*o, t);
+  EXPECT_EQ(r.sent, 10000u);
+  EXPECT_DOUBLE_EQ(r.produce_rate, 5000.0);
+  EXPECT_DOUBLE_EQ(r.confirm_rate, 4000.0);
+  EXPECT_DOUBLE_EQ(r.consume_rate, 2500.0);
+  EXPECT_NEAR(r.latency.p50_us, 50.0, 50.0 / 64);
+  EXPECT_NEAR(r.latency.p99_us, 99.0, 99.0 / 64);
+  EXPECT_DOUBLE_EQ(r.latency.max_us, 100.0);
+  EXPECT_TRUE(r.passed());
+
+  auto j = to_json(r);
+  EXPECT_EQ(j["sent"], 10000);
+  EXPECT_EQ(j["preset"], "S1");
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_DOUBLE_EQ(j["latency_us"]["max"].get<double>(), 100.0);
+  EXPECT_NE(to_text(r).find("result: ok"), std::string::npos);
+
+  t.accounting.missing = 1;
+  EXPECT_FALSE(make_report(*o, t).passed());
+  t.accounting.missing = 0;
+  t.accounting.duplicates = 2;
+  EXPECT_FALSE(make_report(*o, t).passed());
+  t.accounting.duplicates = 0;
+  t.errors.push_back("consumer 0: lost");
+  EXPECT_FALSE(make_report(*o, t).passed());
+  EXPECT_EQ(to_json(make_report(*o, t))["ok"], false);
+}
+
+TEST(BenchReport, ZeroTimesGiveZeroRates) {
+  Options o;
+  Totals t;
+  t.sent = {0};
+  Report r = make_report(o, t);
+  EXPECT_EQ(r.produce_rate, 0.0);
+  EXPECT_EQ(r.consume_rate, 0.0);
+  EXPECT_TRUE(r.passed());
+}
+
+TEST(BenchReport, HumanRates) {
+  EXPECT_EQ(human_rate(950), "950");
+  EXPECT_EQ(human_rate(1234), "1.23k");
+  EXPECT_EQ(human_rate(45678), "45.7k");
+  EXPECT_EQ(human_rate(2500000), "2.50M");
+}
+
+}  // namespace
+}  // namespace carrier::cli::bench
