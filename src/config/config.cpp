@@ -24,7 +24,8 @@ namespace {
 
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 // Follows store::make_store: a new backend adds its name here and in docs/configuration.md.
-constexpr std::string_view kStoreKinds[] = {"log", "memory"};
+constexpr std::string_view kStoreKinds[] = {"log", "sqlite", "postgres", "memory"};
+constexpr std::string_view kSqliteSynchronous[] = {"full", "normal", "off"};
 constexpr std::string_view kRecoveryModes[] = {"strict", "skip-corrupt"};
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
@@ -393,6 +394,40 @@ constexpr Key kJournalKeys[] = {
      }},
 };
 
+constexpr Key kSqliteKeys[] = {
+    {"synchronous",
+     [](const Field& f, Config& c) -> Status {
+       auto name = read_name(f, kSqliteSynchronous);
+       if (!name) return unexpected(std::move(name).error());
+       c.store.sqlite_synchronous = *name == "full"     ? store::SqliteSynchronous::full
+                                    : *name == "normal" ? store::SqliteSynchronous::normal
+                                                        : store::SqliteSynchronous::off;
+       return ok();
+     }},
+};
+
+// The same rule as store::postgres::check_schema_name, checked here so a bad name is reported
+// with its file and line.
+bool plain_schema_name(std::string_view name) {
+  bool good = !name.empty() && name.size() <= 63 && !(name[0] >= '0' && name[0] <= '9');
+  for (char ch : name) good = good && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+  return good;
+}
+
+constexpr Key kPostgresKeys[] = {
+    {"url", [](const Field& f, Config& c) { return assign(read_string(f), c.store.postgres_url); }},
+    {"schema",
+     [](const Field& f, Config& c) -> Status {
+       auto name = read_string(f);
+       if (!name) return unexpected(std::move(name).error());
+       if (!plain_schema_name(*name)) {
+         return f.must_be("a schema name of lower-case letters, digits and _ (not starting with a digit, at most 63)");
+       }
+       c.store.postgres_schema = std::move(*name);
+       return ok();
+     }},
+};
+
 constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
     {"shards",
@@ -409,6 +444,8 @@ constexpr Key kTopKeys[] = {
     {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kMqttKeys); }},
     {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
+    {"sqlite", [](const Field& f, Config& c) { return apply_table(f, c, kSqliteKeys); }},
+    {"postgres", [](const Field& f, Config& c) { return apply_table(f, c, kPostgresKeys); }},
     {"policy",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();
@@ -516,6 +553,10 @@ Status apply_flags(const Flags& flags, Config& config) {
     if (!is_one_of(*flags.store, kStoreKinds)) return bad_flag("--store", join(kStoreKinds, " or "), *flags.store);
     config.store.kind = *flags.store;
   }
+  if (flags.postgres) {
+    if (flags.postgres->empty()) return bad_flag("--postgres", "a connection string (postgresql://USER@HOST:PORT/DB)", "");
+    config.store.postgres_url = *flags.postgres;
+  }
   if (flags.shards) {
     if (*flags.shards < 1) return bad_flag("--shards", "a positive integer", std::to_string(*flags.shards));
     config.net.shards = *flags.shards;
@@ -564,6 +605,10 @@ Result<Config> load(const Flags& flags) {
     }
   }
   if (auto applied = apply_flags(flags, config); !applied) return unexpected(applied.error());
+  if (config.store.kind == "postgres" && config.store.postgres_url.empty()) {
+    return unexpected(Errc::invalid_argument,
+                      "store \"postgres\" needs a connection string: --postgres URL or [postgres] url");
+  }
   return config;
 }
 

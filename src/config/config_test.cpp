@@ -75,6 +75,9 @@ void expect_defaults(const Config& c) {
   EXPECT_EQ(c.store.segment_bytes, 64ull << 20);
   EXPECT_TRUE(c.store.fsync);
   EXPECT_EQ(c.store.recovery, store::RecoveryMode::strict);
+  EXPECT_EQ(c.store.sqlite_synchronous, store::SqliteSynchronous::full);
+  EXPECT_EQ(c.store.postgres_url, "");
+  EXPECT_EQ(c.store.postgres_schema, "carrier");
 }
 
 // ---- defaults and every key -----------------------------------------------------------------
@@ -138,7 +141,9 @@ TEST(ConfigParse, EveryLogLevelAndStoreKind) {
   for (const char* level : {"trace", "debug", "info", "warn", "error", "off"}) {
     EXPECT_EQ(parse_ok(std::string("log_level = \"") + level + "\"").log_level, level);
   }
-  EXPECT_EQ(parse_ok("store = \"log\"").store.kind, "log");
+  for (const char* kind : {"log", "sqlite", "postgres", "memory"}) {
+    EXPECT_EQ(parse_ok(std::string("store = \"") + kind + "\"").store.kind, kind);
+  }
   EXPECT_EQ(parse_ok("[journal]\nrecovery = \"strict\"").store.recovery, store::RecoveryMode::strict);
 }
 
@@ -203,7 +208,7 @@ TEST(ConfigWrongType, NamesTheKeyTheValueAndTheLine) {
   EXPECT_THAT(toml_error("log_level = 3"), StartsWith("'log_level' must be one of trace, debug, info, warn, "
                                                       "error, off, got 3"));
   EXPECT_THAT(toml_error("data_dir = true"), StartsWith("'data_dir' must be a non-empty string, got true"));
-  EXPECT_THAT(toml_error("store = [\"log\"]"), StartsWith("'store' must be log or memory, got an array"));
+  EXPECT_THAT(toml_error("store = [\"log\"]"), StartsWith("'store' must be one of log, sqlite, postgres, memory, got an array"));
   EXPECT_THAT(toml_error("stomp = 5"), StartsWith("'stomp' must be a table, got 5"));
   EXPECT_THAT(toml_error("[[core]]\n"), StartsWith("'core' must be a table, got an array"));
   EXPECT_THAT(toml_error("[stomp]\nlisten = 61613"), StartsWith("'stomp.listen' must be \"HOST:PORT\" or \"off\", got 61613"));
@@ -250,7 +255,13 @@ TEST(ConfigOutOfRange, UnknownNamesAreRejected) {
   EXPECT_THAT(toml_error("log_level = \"verbose\""),
               StartsWith("'log_level' must be one of trace, debug, info, warn, error, off, got \"verbose\""));
   EXPECT_THAT(toml_error("log_level = \"INFO\""), StartsWith("'log_level' must be one of"));
-  EXPECT_THAT(toml_error("store = \"sqlite\""), StartsWith("'store' must be log or memory, got \"sqlite\""));
+  EXPECT_THAT(toml_error("store = \"mysql\""),
+              StartsWith("'store' must be one of log, sqlite, postgres, memory, got \"mysql\""));
+  EXPECT_THAT(toml_error("[sqlite]\nsynchronous = \"extra\""),
+              StartsWith("'sqlite.synchronous' must be one of full, normal, off, got \"extra\""));
+  EXPECT_THAT(toml_error("[postgres]\nschema = \"Carrier\""), StartsWith("'postgres.schema' must be a schema name"));
+  EXPECT_THAT(toml_error("[postgres]\nurl = \"\""), StartsWith("'postgres.url' must be a non-empty string"));
+  EXPECT_THAT(toml_error("[postgres]\nhost = \"db\""), StartsWith("unknown key 'postgres.host'"));
   EXPECT_THAT(toml_error("[journal]\nrecovery = \"lenient\""),
               StartsWith("'journal.recovery' must be strict or skip-corrupt, got \"lenient\""));
 }
@@ -432,8 +443,14 @@ TEST(ConfigLoad, BadFlagsNameTheFlag) {
   f.data_dir = "";
   EXPECT_THAT(error_of(f), StartsWith("--data-dir: "));
   f = {};
-  f.store = "sqlite";
-  EXPECT_EQ(error_of(f), "--store: expected log or memory, got \"sqlite\"");
+  f.store = "mysql";
+  EXPECT_EQ(error_of(f), "--store: expected log, sqlite, postgres or memory, got \"mysql\"");
+  f = {};
+  f.store = "postgres";
+  EXPECT_EQ(error_of(f), "store \"postgres\" needs a connection string: --postgres URL or [postgres] url");
+  f = {};
+  f.postgres = "";
+  EXPECT_THAT(error_of(f), StartsWith("--postgres: expected a connection string"));
   f = {};
   f.shards = 0;
   EXPECT_EQ(error_of(f), "--shards: expected a positive integer, got \"0\"");
@@ -443,6 +460,32 @@ TEST(ConfigLoad, BadFlagsNameTheFlag) {
   f = {};
   f.recover = "skip_corrupt";
   EXPECT_EQ(error_of(f), "--recover: expected strict or skip-corrupt, got \"skip_corrupt\"");
+}
+
+TEST(ConfigParse, StoreBackendTables) {
+  const Config c = parse_ok(R"(
+store = "postgres"
+[sqlite]
+synchronous = "normal"
+[postgres]
+url = "postgresql://carrier@127.0.0.1:5432/carrier"
+schema = "broker_2"
+)");
+  EXPECT_EQ(c.store.kind, "postgres");
+  EXPECT_EQ(c.store.sqlite_synchronous, store::SqliteSynchronous::normal);
+  EXPECT_EQ(c.store.postgres_url, "postgresql://carrier@127.0.0.1:5432/carrier");
+  EXPECT_EQ(c.store.postgres_schema, "broker_2");
+  EXPECT_EQ(parse_ok("[sqlite]\nsynchronous = \"off\"").store.sqlite_synchronous, store::SqliteSynchronous::off);
+}
+
+TEST(ConfigLoad, PostgresFlagGivesTheUrl) {
+  Flags flags;
+  flags.store = "postgres";
+  flags.postgres = "host=127.0.0.1 port=5432 dbname=carrier";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->store.kind, "postgres");
+  EXPECT_EQ(loaded->store.postgres_url, "host=127.0.0.1 port=5432 dbname=carrier");
 }
 
 TEST(ConfigLoad, MissingFileIsNamed) {

@@ -43,13 +43,24 @@ class StorageOutage {
  public:
   explicit StorageOutage(const Options& o) : kind_(o.kind) {
     if (kind_ == "postgres") {
+      // The test database cannot be closed from a session inside it: administer from `postgres`.
       auto c = postgres::PgConnection::connect(o.postgres_url);
       EXPECT_TRUE(c) << c.error().to_string();
       if (!c) return;
+      auto name = c->exec("SELECT quote_ident(current_database()), current_database()");
+      EXPECT_TRUE(name) << name.error().to_string();
+      if (!name) return;
+      database_ = PQgetvalue(name->get(), 0, 0);
+      const std::string literal = PQgetvalue(name->get(), 0, 1);
+      c = postgres::PgConnection::connect(o.postgres_url, "postgres");
+      EXPECT_TRUE(c) << c.error().to_string();
+      if (!c) return;
       admin_ = std::move(*c);
-      expect_exec("ALTER DATABASE " + database() + " WITH ALLOW_CONNECTIONS false");
-      expect_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-                  "AND pid <> pg_backend_pid()");
+      expect_exec("ALTER DATABASE " + database_ + " WITH ALLOW_CONNECTIONS false");
+      postgres::Params p;
+      p.add(literal.data(), literal.size());
+      auto killed = admin_.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1::text", p);
+      EXPECT_TRUE(killed) << killed.error().to_string();
       return;
     }
     previous_handler_ = ::signal(SIGXFSZ, SIG_IGN);
@@ -60,7 +71,7 @@ class StorageOutage {
   }
   ~StorageOutage() {
     if (kind_ == "postgres") {
-      if (admin_) expect_exec("ALTER DATABASE " + database() + " WITH ALLOW_CONNECTIONS true");
+      if (admin_) expect_exec("ALTER DATABASE " + database_ + " WITH ALLOW_CONNECTIONS true");
       return;
     }
     EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &previous_limit_), 0);
@@ -70,17 +81,13 @@ class StorageOutage {
   StorageOutage& operator=(const StorageOutage&) = delete;
 
  private:
-  std::string database() {
-    auto r = admin_.exec("SELECT quote_ident(current_database())");
-    EXPECT_TRUE(r) << r.error().to_string();
-    return r ? std::string(PQgetvalue(r->get(), 0, 0)) : "carrier";
-  }
   void expect_exec(const std::string& sql) {
     auto r = admin_.exec(sql);
     EXPECT_TRUE(r) << r.error().to_string();
   }
 
   std::string kind_;
+  std::string database_;  // quoted
   postgres::PgConnection admin_;
   rlimit previous_limit_{};
   void (*previous_handler_)(int) = SIG_DFL;

@@ -12,10 +12,19 @@ namespace carrier::store::postgres {
 
 namespace {
 
-std::string trimmed(const char* text) {
-  std::string s = text ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  // libpq can repeat a message over several lines; the first says what happened.
+// libpq's messages end in a newline and continue on indented lines: one line for our logs.
+std::string one_line(const char* text) {
+  std::string s;
+  bool space = false;
+  for (const char* p = text ? text : ""; *p; ++p) {
+    if (*p == '\n' || *p == '\t' || *p == ' ') {
+      space = !s.empty();
+      continue;
+    }
+    if (space) s += ' ';
+    space = false;
+    s += *p;
+  }
   return s;
 }
 
@@ -58,15 +67,17 @@ void PgConnection::reset() {
 
 bool PgConnection::broken() const { return conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD; }
 
-Result<PgConnection> PgConnection::connect(const std::string& url) {
-  // Defaults first: a later keyword wins, and `dbname` expands into the URL's own settings.
-  const char* const keywords[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* const values[] = {"10", "carrier", url.c_str(), nullptr};
+Result<PgConnection> PgConnection::connect(const std::string& url, const char* database) {
+  // Defaults first: a later keyword wins, and the first `dbname` expands into the URL's own
+  // settings (a second one is a plain database name).
+  const char* const keywords[] = {"connect_timeout", "application_name", "dbname", database ? "dbname" : nullptr,
+                                  nullptr};
+  const char* const values[] = {"10", "carrier", url.c_str(), database, nullptr};
   PgConnection c;
   c.conn_ = PQconnectdbParams(keywords, values, 1);
   if (c.conn_ == nullptr) return unexpected(Errc::unavailable, "postgres: out of memory while connecting");
   if (PQstatus(c.conn_) != CONNECTION_OK) {
-    return unexpected(Errc::unavailable, "postgres: cannot connect: " + trimmed(PQerrorMessage(c.conn_)));
+    return unexpected(Errc::unavailable, "postgres: cannot connect: " + one_line(PQerrorMessage(c.conn_)));
   }
   return c;
 }
@@ -75,10 +86,11 @@ Error PgConnection::error(std::string_view what, const pg_result* result) const 
   std::string message;
   const char* state = nullptr;
   if (result != nullptr) {
-    message = trimmed(PQresultErrorMessage(result));
+    // The primary message only: DETAIL can quote a whole row, message bytes and all.
+    message = one_line(PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY));
     state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
   }
-  if (message.empty()) message = conn_ ? trimmed(PQerrorMessage(conn_)) : "not connected";
+  if (message.empty()) message = conn_ ? one_line(PQerrorMessage(conn_)) : "not connected";
   const std::string_view sqlstate = state ? state : "";
   const bool connection_problem = broken() || sqlstate.starts_with("08") || sqlstate.starts_with("57P");
   return Error(connection_problem ? Errc::unavailable : Errc::io_error,

@@ -72,9 +72,10 @@ class PgConnection {
   ~PgConnection() { reset(); }
 
   // Blocking connect. `url` is a libpq URI or key=value string; unless it says otherwise,
-  // connect_timeout is 10 s and application_name "carrier". Errc::unavailable when the server
+  // connect_timeout is 10 s and application_name "carrier". `database`, when given, replaces
+  // the URL's database (for administrative connections). Errc::unavailable when the server
   // cannot be reached or refuses the connection.
-  static Result<PgConnection> connect(const std::string& url);
+  static Result<PgConnection> connect(const std::string& url, const char* database = nullptr);
 
   explicit operator bool() const { return conn_ != nullptr; }
   bool broken() const;

@@ -22,7 +22,7 @@ constexpr std::int32_t kLockClass = 0x63617272;
 
 // How long open() waits for the advisory lock: a broker killed a moment ago leaves its session
 // behind until the server notices the closed socket.
-constexpr auto kLockWait = std::chrono::seconds(10);
+constexpr auto kLockWait = std::chrono::seconds(5);
 
 // How many rows recovery fetches at a time from its cursor.
 constexpr int kFetchRows = 1000;
