@@ -362,3 +362,18 @@ def test_activemq_durable_subscription_needs_a_client_id(broker, stomp_client):
     client.subscribe(fresh("topic"), headers={"activemq.subscriptionName": "s"}, wait=False)
     client._wait(lambda: client.errors, 5.0, "an ERROR for a durable name without client-id")
     assert "client-id" in (client.errors[0].headers.get("message", "") + client.errors[0].body)
+
+
+def test_removed_durable_subscription_leaves_the_journal(broker_factory, stomp_client):
+    broker = broker_factory(config="[journal]\nsegment_bytes = 16384\nfsync = false\n")
+    topic, spelling = fresh("topic"), RabbitMQ()
+    subscriber = spelling.connect(stomp_client, broker)
+    sub_id = spelling.subscribe(subscriber, topic, ack="client-individual",
+                                headers={"activemq.prefetchSize": "1"})
+    bodies = [f"{i:04d}-" + "j" * 1000 for i in range(100)]
+    stomp_client(broker).send_many(topic, bodies, headers=PERSISTENT)
+    segments = broker.segments()
+    assert len(segments) >= 2, f"the journal did not roll: {segments}"
+    spelling.remove(subscriber, sub_id)
+    wait_for(lambda: not any(p.exists() for p in segments[:-1]), 10.0,
+             lambda: f"segments of a removed subscription to be reclaimed: {broker.segments()}")

@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from helpers.reliable import config, core, fresh, name_of, now_ms, policy, wait_clock_past
-from helpers.wait import assert_stays
+from helpers.wait import assert_stays, wait_for
 
 PERSISTENT = {"persistent": "true"}
 FAST_SWEEP = core(sweep_interval_ms=100)
@@ -163,3 +163,34 @@ def test_queue_with_a_consumer_is_not_idle(broker_factory, stomp_client):
     wait_clock_past(subscribed_at + 300 + 500)
     producer.send(queue, "two")
     assert [m.body for m in consumer.wait_messages(2)] == ["one", "two"]
+
+
+# --- the store lets go too -------------------------------------------------------------------
+
+SMALL_JOURNAL = "[journal]\nsegment_bytes = 16384\nfsync = false\n"
+
+
+def fill_segments(stomp_client, broker, destination, headers):
+    """~100 KiB of persistent messages: several 16 KiB segments. Returns the segments."""
+    bodies = [f"{i:04d}-" + "j" * 1000 for i in range(100)]
+    stomp_client(broker).send_many(destination, bodies, headers={**PERSISTENT, **headers})
+    segments = broker.segments()
+    assert len(segments) >= 2, f"the journal did not roll: {segments}"
+    return segments
+
+
+def test_swept_messages_leave_the_journal(broker_factory, stomp_client):
+    broker = broker_factory(config=config(SMALL_JOURNAL, FAST_SWEEP))
+    queue = fresh()
+    expires = now_ms() + 500
+    segments = fill_segments(stomp_client, broker, queue, {"expires": str(expires)})
+    wait_for(lambda: not any(p.exists() for p in segments[:-1]), 10.0,
+             lambda: f"segments of expired, swept messages to be reclaimed: {broker.segments()}")
+
+
+def test_idle_deleted_queue_leaves_the_journal(broker_factory, stomp_client):
+    broker = broker_factory(config=config(SMALL_JOURNAL, IDLE))
+    queue = fresh(prefix="idle")
+    segments = fill_segments(stomp_client, broker, queue, {})
+    wait_for(lambda: not any(p.exists() for p in segments[:-1]), 10.0,
+             lambda: f"segments of a deleted idle queue to be reclaimed: {broker.segments()}")
