@@ -6,7 +6,10 @@ both queues (also across a restart), first matching policy wins."""
 import signal
 import time
 
-from helpers.reliable import ArrivalTimes, config, fresh, name_of, policy
+import pytest
+
+from helpers import STOMP_VERSIONS
+from helpers.reliable import ArrivalTimes, config, fresh, name_of, now_ms, policy
 from helpers.wait import assert_stays, wait_for
 
 PERSISTENT = {"persistent": "true"}
@@ -323,3 +326,34 @@ def test_delivery_count_does_not_restart_at_one_after_a_restart(broker, stomp_cl
     [m] = again.wait_messages(1)
     assert m.headers.get("redelivered") == "true", m.headers
     assert int(m.headers.get("delivery-count", "0")) >= 2, m.headers
+
+
+def test_message_expiring_during_its_redelivery_delay_is_not_redelivered(broker_factory,
+                                                                         stomp_client):
+    broker = broker_factory(config=redelivery_config("queue:timed.>", 400))
+    queue = fresh(prefix="timed")
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack=INDIVIDUAL)
+    producer = stomp_client(broker)
+    producer.send(queue, "perishable", headers={"expires": str(now_ms() + 200)})
+    [m] = consumer.wait_messages(1)
+    consumer.nack(m)  # would come back after 400 ms; it expires at 200 ms
+    producer.send(queue, "marker", headers={"delay": "600"})
+    assert consumer.wait_messages(2)[1].body == "marker"
+    assert_stays(lambda: consumer.count() == 2, 0.2, lambda: consumer.bodies())
+
+
+@pytest.mark.parametrize("version", STOMP_VERSIONS)
+def test_delivery_count_with_each_stomp_version(broker, stomp_client, version):
+    queue = fresh()
+    first = stomp_client(broker, version=version)
+    first.subscribe(queue, ack="client")
+    stomp_client(broker).send(queue, "m")
+    [m] = first.wait_messages(1)
+    assert m.headers.get("delivery-count") == "1", m.headers
+    first.disconnect()
+    second = stomp_client(broker, version=version)
+    second.subscribe(queue, ack="client")
+    [again] = second.wait_messages(1)
+    assert (again.headers.get("delivery-count"), again.headers.get("redelivered")) == \
+        ("2", "true"), again.headers
