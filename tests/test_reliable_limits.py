@@ -140,6 +140,24 @@ def test_messages_delivered_to_a_consumer_make_room(broker_factory, stomp_client
     assert consumer.bodies() == [f"m{n}" for n in range(6)]
 
 
+def test_transactional_send_to_a_full_queue_is_refused_at_commit(broker_factory, stomp_client):
+    broker = broker_factory(config=config(policy("queue:capped.>", max_messages=1)))
+    queue = fresh(prefix="capped")
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        raw.send_frame("SEND", [("destination", queue), ("receipt", "r0")], b"fits")
+        assert raw.read_frame().command == "RECEIPT"
+        raw.send_frame("BEGIN", [("transaction", "tx")])
+        raw.send_frame("SEND", [("destination", queue), ("transaction", "tx")], b"overflows")
+        raw.send_frame("COMMIT", [("transaction", "tx"), ("receipt", "commit")])
+        answer = raw.read_frame()
+    # Confirming the COMMIT while dropping its SEND would lose a message silently.
+    assert answer.command == "ERROR" and says_full(answer), \
+        f"COMMIT of a SEND to a full queue was not refused: {answer!r}"
+    assert answer.header("receipt-id") == "commit", answer
+    assert drain(stomp_client, broker, queue, 1) == ["fits"]
+
+
 # --- configuration --------------------------------------------------------------------------
 
 EVERY_KEY_AT_DEFAULT = config(
