@@ -266,7 +266,12 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
   log()->info("{} client '{}' connected again elsewhere: session taken over", log_prefix(), client_id_);
   taken_over_ = true;
   registered_ = false;
-  if (connected_ && version_ == codec::Version::v5) send(codec::Disconnect{.reason = codec::ReasonCode::session_taken_over});
+  if (connected_ && version_ == codec::Version::v5) {
+    // With a reason string: paho 1.6 reads a DISCONNECT's reason code only when properties follow.
+    codec::Disconnect d{.reason = codec::ReasonCode::session_taken_over};
+    d.properties.reason_string = "another connection took over this client's session";
+    send(d);
+  }
   // MQTT 5 3.1.4: the old connection's will is published (subject to its delay).
   Departure d = make_departure(!clean_disconnect_);
   (void)successor_clean_start;
