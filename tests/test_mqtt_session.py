@@ -136,3 +136,44 @@ def test_unsubscribe_in_a_persistent_session_deletes_the_messages(broker, mqtt_c
     c = mqtt_client(broker, client_id=cid, clean=False)
     c.subscribe(unique_topic(), 0)
     assert_stays(lambda: c.count() == 0, 0.3)
+
+
+def test_qos2_inbound_state_survives_a_reconnect(broker, mqtt_client):
+    """The client's QoS 2 PUBLISH was received (PUBREC sent) when the connection dropped; the
+    client resends it with DUP on the resumed session: not routed twice, PUBREL completes it."""
+    topic = unique_topic()
+    sub = mqtt_client(broker)
+    sub.subscribe(topic, 2)
+    c = raw.RawMqtt(broker.mqtt_port, 4)
+    c.connect("q2-resume", clean=False)
+    c.send(raw.publish(topic, b"exactly once", qos=2, packet_id=9))
+    c.expect(raw.PUBREC)
+    c.close()
+    c = raw.RawMqtt(broker.mqtt_port, 4)
+    assert c.connect("q2-resume", clean=False).session_present
+    c.send(raw.publish(topic, b"exactly once", qos=2, packet_id=9, dup=True))
+    assert c.expect(raw.PUBREC).packet_id == 9
+    c.send(raw.ack(raw.PUBREL, 9))
+    assert c.expect(raw.PUBCOMP).packet_id == 9
+    assert sub.wait_messages(1)[0].payload == b"exactly once"
+    assert_stays(lambda: sub.count() == 1, 0.3)
+
+
+def test_qos2_outbound_pubrel_is_resent_on_resume(broker, mqtt_client):
+    topic = unique_topic()
+    c = raw.RawMqtt(broker.mqtt_port, 4)
+    c.connect("q2-out-resume", clean=False)
+    c.subscribe([(topic, 2)])
+    mqtt_client(broker).publish(topic, b"once", qos=2)
+    p = c.expect(raw.PUBLISH)
+    c.send(raw.ack(raw.PUBREC, p.packet_id))
+    assert c.expect(raw.PUBREL).packet_id == p.packet_id
+    c.close()  # no PUBCOMP
+    c = raw.RawMqtt(broker.mqtt_port, 4)
+    assert c.connect("q2-out-resume", clean=False).session_present
+    again = c.expect(raw.PUBREL)
+    assert again.packet_id == p.packet_id, "the PUBREL, not the PUBLISH, comes again"
+    c.send(raw.ack(raw.PUBCOMP, p.packet_id))
+    c.send(raw.PINGREQ_BYTES)
+    c.expect(raw.PINGRESP)
+    c.close()

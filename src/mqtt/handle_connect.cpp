@@ -173,6 +173,17 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
       slot.ready = true;
     }
   }
+  std::vector<std::uint16_t> pubrels;
+  if (resume) {
+    // QoS 2 exchanges the previous connection left half-way continue on this one.
+    for (auto packet_id : resume->inbound_qos2) {
+      if (inbound_qos2_.emplace(packet_id, true).second) ++inbound_unacked_;
+    }
+    for (auto packet_id : resume->outbound_pubrel) {
+      inflight_.emplace(packet_id, Inflight{core::ConsumerId(0), 0, 2, true});
+      pubrels.push_back(packet_id);
+    }
+  }
   codec::Connack ack;
   ack.session_present = session_present && version_ != codec::Version::v3_1;
   if (version_ == codec::Version::v5) {
@@ -187,6 +198,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
     }
   }
   send(ack);
+  for (auto packet_id : pubrels) send(codec::Pubrel{.packet_id = packet_id});
   connected_ = true;
   log()->debug("{} CONNACK client '{}' session present={} ({} subscription(s) resumed)", log_prefix(), client_id_,
                ack.session_present, subscriptions_.size());

@@ -228,6 +228,10 @@ Departure Session::make_departure(bool with_will) {
   d.persistent = session_expiry_ > 0;
   d.expiry_seconds = session_expiry_;
   for (const auto& [filter, sub] : subscriptions_) d.state.subscriptions.emplace(filter, sub.options);
+  for (const auto& [packet_id, confirmed] : inbound_qos2_) d.state.inbound_qos2.push_back(packet_id);
+  for (const auto& [packet_id, f] : inflight_) {
+    if (f.released) d.state.outbound_pubrel.push_back(packet_id);
+  }
   if (with_will && will_) {
     const std::uint32_t delay =
         version_ == codec::Version::v5 ? will_->properties.will_delay_interval.value_or(0) : 0;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/message.hpp"
 
@@ -23,6 +24,11 @@ struct SubscriptionOptions {
 // subscriptions ("mqtt:<client-id>:<filter>").
 struct SessionState {
   std::map<std::string, SubscriptionOptions> subscriptions;  // by MQTT filter
+  // QoS 2 in flight (MQTT 4.4): packet ids of the client's PUBLISHes the broker has and whose
+  // PUBREL has not come (a resend is not routed again), and of the broker's PUBLISHes whose
+  // PUBREC came but not the PUBCOMP (the PUBREL is sent again on resume).
+  std::vector<std::uint16_t> inbound_qos2;
+  std::vector<std::uint16_t> outbound_pubrel;
 };
 
 // How a connection left its client's session (sent to the client registry).
