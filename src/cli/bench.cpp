@@ -245,6 +245,7 @@ void add_bench_command(CLI::App& app) {
                   "After sending, wait this long without a delivery before giving up (default 10)");
   cmd->add_option("--login", raw->login, "STOMP login / MQTT user name");
   cmd->add_option("--passcode", raw->passcode, "STOMP passcode / MQTT password");
+  cmd->add_option("--vhost", raw->vhost, "STOMP CONNECT host header (RabbitMQ: the virtual host, e.g. /)");
   cmd->add_flag("--allow-remote", raw->allow_remote, "Allow a --server that is not a loopback address");
   cmd->add_flag("--json", raw->json, "Print the result as one JSON object on stdout");
   cmd->add_flag("-q,--quiet", raw->quiet, "No progress lines on stderr");

@@ -11,7 +11,12 @@ namespace carrier::cli::bench {
 
 namespace {
 
-constexpr std::chrono::milliseconds kTimeout{10'000};
+// Receipts, acknowledgements and the final DISCONNECT receipt: a broker working through a
+// backlog is slow, not broken, so this is generous; a run stays bounded all the same.
+constexpr std::chrono::milliseconds kTimeout{60'000};
+// Encoded messages a producer may have waiting for the socket: small, so a producer cannot run
+// far ahead of a slow broker (the kernel's socket buffers add about as much again).
+constexpr std::size_t kMaxBuffered = 1u << 20;
 
 std::string run_hex(const Options& o) {
   char text[16];
@@ -28,6 +33,7 @@ client::MqttConnectOptions connect_options(const Options& o, std::string client_
   }
   c.version = o.mqtt_v5 ? mqtt::codec::Version::v5 : mqtt::codec::Version::v3_1_1;
   c.timeout = kTimeout;
+  c.max_buffered_bytes = kMaxBuffered;
   c.max_in_flight = static_cast<std::uint16_t>(std::max(1u, std::min(o.receipts, 65534u)));
   return c;
 }

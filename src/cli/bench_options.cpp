@@ -116,6 +116,7 @@ std::string Options::command_line() const {
     out << " --ack " << to_string(ack);
     if (prefetch) out << " --prefetch " << *prefetch;
     if (persistent) out << " --persistent";
+    if (!vhost.empty()) out << " --vhost " << vhost;
   } else {
     out << " --qos " << qos;
     if (mqtt_v5) out << " --mqtt-version 5";
@@ -255,6 +256,10 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
   }
   if (!stomp && (o.dest.find_first_of("+#") != std::string::npos)) {
     return bad("--dest is an MQTT topic name here: no wildcards");
+  }
+  if (raw.vhost) {
+    if (!stomp) return bad("--vhost is for --protocol stomp");
+    o.vhost = *raw.vhost;
   }
   o.login = raw.login;
   o.passcode = raw.passcode;

@@ -40,6 +40,7 @@ struct RawOptions {
   std::optional<std::string> mqtt_version;
   std::string login;
   std::string passcode;
+  std::optional<std::string> vhost;
   bool allow_remote = false;
   bool json = false;
   bool quiet = false;
@@ -68,6 +69,7 @@ struct Options {
   bool mqtt_v5 = false;
   std::string login;
   std::string passcode;
+  std::string vhost;         // STOMP CONNECT `host` header; empty: the --server host
   bool json = false;
   bool quiet = false;
   std::uint32_t run_id = 0;  // stamped in every message; messages of other runs are ignored

@@ -12,13 +12,20 @@ namespace carrier::cli::bench {
 
 namespace {
 
-constexpr std::chrono::milliseconds kTimeout{10'000};
+// Receipts, acknowledgements and the final DISCONNECT receipt: a broker working through a
+// backlog is slow, not broken, so this is generous; a run stays bounded all the same.
+constexpr std::chrono::milliseconds kTimeout{60'000};
+// Encoded messages a producer may have waiting for the socket: small, so a producer cannot run
+// far ahead of a slow broker (the kernel's socket buffers add about as much again).
+constexpr std::size_t kMaxBuffered = 1u << 20;
 
 client::ConnectOptions connect_options(const Options& o) {
   client::ConnectOptions c;
   c.login = o.login;
   c.passcode = o.passcode;
+  c.vhost = o.vhost;
   c.timeout = kTimeout;
+  c.max_buffered_bytes = kMaxBuffered;
   return c;
 }
 
