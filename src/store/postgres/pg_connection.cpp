@@ -79,6 +79,9 @@ Result<PgConnection> PgConnection::connect(const std::string& url, const char* d
   if (PQstatus(c.conn_) != CONNECTION_OK) {
     return unexpected(Errc::unavailable, "postgres: cannot connect: " + one_line(PQerrorMessage(c.conn_)));
   }
+  // NOTICEs ("schema already exists, skipping", "drop cascades to...") are not errors, and libpq
+  // would print them to stderr past our logger: drop them.
+  PQsetNoticeProcessor(c.conn_, [](void*, const char*) {}, nullptr);
   return c;
 }
 
