@@ -585,7 +585,11 @@ void MqttClient::handle_packet(codec::Packet packet) {
       window_.store(std::min(options_.max_in_flight, *connack->properties.receive_maximum));
     }
     State expected = State::connecting;
-    if (!state_.compare_exchange_strong(expected, State::connected)) return;  // close() came first
+    if (!state_.compare_exchange_strong(expected, State::connected)) {
+      // close() came first; its end_connection is queued behind us.
+      done(unexpected(Errc::shutting_down, "closed by the client"));
+      return;
+    }
     done(packet);
     return;
   }
