@@ -147,6 +147,29 @@ void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& 
   }
 }
 
+bool Broker::needs_verdict(const std::vector<Routed>& to_queues) const {
+  // A destination that may refuse (full with overflow = reject, or a temporary queue whose
+  // connection is gone) must answer before the producer is told the message is accepted.
+  for (const auto& r : to_queues) {
+    if (r.message->destination.kind == DestinationKind::temp_queue) return true;
+    const auto& p = policy_for(r.message->destination);
+    if ((p.max_messages != 0 || p.max_bytes != 0) && p.overflow == OverflowPolicy::reject) return true;
+  }
+  return false;
+}
+
+void Broker::open_temp_queue(Destination destination) {
+  auto key = destination.key();
+  const auto owner = owner_shard(key, peers_.size());
+  // Inline on the owning shard: a send routed right after must find it (route_planned enqueues
+  // inline there too).
+  if (owner == self_) {
+    (void)owned(key);
+    return;
+  }
+  post_to(owner, [key = std::move(key)](Broker& b) { (void)b.owned(key); });
+}
+
 void Broker::send(std::vector<MessagePtr> messages, Completion done) {
   const auto now = now_ms();
   // Default time-to-live and scheduled topic messages are settled here, where the message enters.
@@ -173,14 +196,7 @@ void Broker::send(std::vector<MessagePtr> messages, Completion done) {
   store::Batch batch;
   plan(ready, to_queues, to_private, retained, batch);
 
-  bool need_verdict = false;
-  for (const auto& r : to_queues) {
-    const auto& p = policy_for(r.message->destination);
-    if ((p.max_messages != 0 || p.max_bytes != 0) && p.overflow == OverflowPolicy::reject) {
-      need_verdict = true;
-      break;
-    }
-  }
+  const bool need_verdict = needs_verdict(to_queues);
   const std::size_t parts = (batch.empty() ? 0 : 1) + (need_verdict ? 1 : 0);
   if (parts == 0) {
     for (auto& m : retained) retain(std::move(m));
@@ -266,7 +282,12 @@ void Broker::commit(Transaction tx, Completion done) {
       return;
     }
     for (auto& m : retained) retain(std::move(m));
-    route_planned(std::move(to_queues), std::move(to_private), nullptr);
+    // A destination that refuses now (full, or a temporary queue gone) makes the COMMIT fail:
+    // the producer hears of it instead of the message vanishing.
+    const bool wait_verdict = needs_verdict(to_queues);
+    Completion verdict;
+    if (wait_verdict) verdict = std::move(done);
+    route_planned(std::move(to_queues), std::move(to_private), std::move(verdict));
     // Group settlements per consumer; the ack records are already in the store.
     std::map<ConsumerId, std::vector<std::uint64_t>> acks;
     for (auto& a : tx.acks) acks[a.consumer].push_back(a.tag);
@@ -284,7 +305,7 @@ void Broker::commit(Transaction tx, Completion done) {
     std::map<ConsumerId, std::vector<std::uint64_t>> nacks;
     for (auto& a : tx.nacks) nacks[a.consumer].push_back(a.tag);
     for (auto& [id, tags] : nacks) nack(id, std::move(tags), nullptr);
-    done(ok());
+    if (done) done(ok());
   };
   if (batch.empty()) {
     apply(ok());
@@ -416,7 +437,9 @@ void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion don
 void Broker::delete_queue(Destination destination, Completion done) {
   auto key = destination.key();
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
-  post_to(owner_shard(key, peers_.size()), [key = std::move(key), reply = std::move(reply)](Broker& b) mutable {
+  // The owner first: the lambda below takes `key` and argument order is unspecified.
+  const auto owner = owner_shard(key, peers_.size());
+  post_to(owner, [key = std::move(key), reply = std::move(reply)](Broker& b) mutable {
     b.owner_delete(std::move(key), std::move(reply));
   });
 }

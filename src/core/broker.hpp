@@ -142,6 +142,9 @@ class Broker {
   void commit(Transaction tx, Completion done);
   // Deletes a queue and its messages (temporary queues when their connection closes).
   void delete_queue(Destination destination, Completion done);
+  // Creates a temporary queue for its connection. Sends to a temporary queue that does not exist
+  // (never opened, or deleted with its connection) are refused.
+  void open_temp_queue(Destination destination);
 
   // Checks a destination a producer or consumer names: exists (or may be created), and no
   // wildcard where one is not allowed.
@@ -194,6 +197,7 @@ class Broker {
   void plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
             store::Batch& batch);
+  bool needs_verdict(const std::vector<Routed>& to_queues) const;
   void complete_on(ShardId shard, Completion done, Status status);
   void post_to(ShardId shard, std::function<void(Broker&)> fn);
 

@@ -53,6 +53,13 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
   std::vector<std::string> dirty;
   for (auto& r : messages) {
     const auto& m = r.message;
+    if (starts_with(r.key, "temp-queue:") && !queues_.contains(r.key)) {
+      if (outcome) {
+        outcome = unexpected(Errc::not_found,
+                             "temporary queue " + format_destination(m->destination) + " no longer exists");
+      }
+      continue;
+    }
     if (starts_with(r.key, kSubscriptionPrefix) && !queues_.contains(r.key)) {
       // The subscription went away while the message was on its way.
       if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));

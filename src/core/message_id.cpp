@@ -24,6 +24,21 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 }  // namespace
 
+void MessageId::to_chars(char* out) const {
+  auto put = [&out](std::uint64_t v, int from_nibble, int count) {
+    for (int i = from_nibble; i < from_nibble + count; ++i) *out++ = kHex[(v >> (60 - 4 * i)) & 0xf];
+  };
+  put(hi, 0, 8);
+  *out++ = '-';
+  put(hi, 8, 4);
+  *out++ = '-';
+  put(hi, 12, 4);
+  *out++ = '-';
+  put(lo, 0, 4);
+  *out++ = '-';
+  put(lo, 4, 12);
+}
+
 std::string MessageId::to_string() const {
   std::string out;
   out.reserve(36);

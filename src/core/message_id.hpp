@@ -20,6 +20,8 @@ struct MessageId {
 
   // 36-character canonical UUID text, e.g. "0190a4e5-7b1c-7d3e-8f00-0123456789ab".
   std::string to_string() const;
+  // The same 36 characters into `out`, without allocating.
+  void to_chars(char* out) const;
   static std::optional<MessageId> parse(std::string_view text);
 };
 

@@ -43,7 +43,7 @@ Result<core::Destination> Session::resolve_destination(std::string_view text, bo
                         fmt::format("temporary queue '{}' belongs to another connection", text));
     }
     dest->name = qualify_temp_name(dest->name);
-    if (ours) temp_queues_.insert(dest->name);
+    if (ours && temp_queues_.insert(dest->name).second) broker_.open_temp_queue(*dest);
   }
   if (auto st = broker_.check_destination(*dest, for_subscribe); !st) return unexpected(st.error());
   return *dest;
@@ -103,8 +103,9 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
       auto reply = parse_destination(value);
       if (reply && reply->kind == core::DestinationKind::temp_queue) {
+        const bool ours = reply->name.substr(0, 8) != "carrier-" || reply->name.rfind(session_id_ + ".", 0) == 0;
         reply->name = qualify_temp_name(reply->name);
-        temp_queues_.insert(reply->name);
+        if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
         m.reply_to = format_destination(*reply);
       } else {
         m.reply_to = value;
@@ -173,7 +174,9 @@ void Session::flush_sends() {
       // Nothing the client was told is lost: these were never confirmed. Say so and stop.
       codec::Frame cause;
       if (!receipts.empty()) cause.headers.emplace_back("receipt", receipts.front());
-      const char* what = st.error().code == Errc::limit_exceeded ? "destination full" : "message not stored";
+      const char* what = st.error().code == Errc::limit_exceeded ? "destination full"
+                         : st.error().code == Errc::not_found   ? "destination does not exist"
+                                                                : "message not stored";
       self->fail(what, st.error().to_string(), &cause);
       return;
     }

@@ -126,28 +126,35 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
   auto it = subscriptions_.find(by->second);
   if (it == subscriptions_.end()) return;
   Subscription& sub = it->second;
-  codec::Headers headers;
+  char id_text[36];
+  char ack_text[48];
   for (auto& d : batch) {
     const core::Message& m = *d.message;
-    headers.clear();
-    headers.emplace_back("subscription", sub.id);
-    headers.emplace_back("message-id", m.id.to_string());
-    headers.emplace_back("destination", format_destination(m.destination));
-    if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
-      headers.emplace_back("ack", fmt::format("{}.{}", sub.number, d.tag));
+    codec::FrameWriter w(out(), codec::Command::message, version_);
+    w.header("subscription", sub.id);
+    m.id.to_chars(id_text);
+    w.header("message-id", std::string_view(id_text, sizeof id_text));
+    switch (m.destination.kind) {
+      case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
+      case core::DestinationKind::topic: w.header("destination", "/topic/", m.destination.name); break;
+      case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
     }
-    if (d.redelivered) headers.emplace_back("redelivered", "true");
-    headers.emplace_back("delivery-count", std::to_string(d.delivery_count));
-    if (m.persistent) headers.emplace_back("persistent", "true");
-    headers.emplace_back("priority", std::to_string(m.priority));
-    headers.emplace_back("timestamp", std::to_string(m.timestamp_ms));
-    if (m.expires_ms != 0) headers.emplace_back("expires", std::to_string(m.expires_ms));
-    if (!m.correlation_id.empty()) headers.emplace_back("correlation-id", m.correlation_id);
-    if (!m.reply_to.empty()) headers.emplace_back("reply-to", m.reply_to);
-    if (!m.type.empty()) headers.emplace_back("type", m.type);
-    if (!m.content_type.empty()) headers.emplace_back("content-type", m.content_type);
-    for (const auto& p : m.properties) headers.push_back(p);
-    encode(codec::Command::message, headers, m.body ? std::string_view(*m.body) : std::string_view());
+    if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
+      auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
+      w.header("ack", std::string_view(ack_text, r.size));
+    }
+    if (d.redelivered) w.header("redelivered", "true");
+    w.header("delivery-count", static_cast<std::int64_t>(d.delivery_count));
+    if (m.persistent) w.header("persistent", "true");
+    w.header("priority", static_cast<std::int64_t>(m.priority));
+    w.header("timestamp", m.timestamp_ms);
+    if (m.expires_ms != 0) w.header("expires", m.expires_ms);
+    if (!m.correlation_id.empty()) w.header("correlation-id", m.correlation_id);
+    if (!m.reply_to.empty()) w.header("reply-to", m.reply_to);
+    if (!m.type.empty()) w.header("type", m.type);
+    if (!m.content_type.empty()) w.header("content-type", m.content_type);
+    for (const auto& [name, value] : m.properties) w.header(name, value);
+    w.finish(m.body ? std::string_view(*m.body) : std::string_view());
     if (sub.ack_mode == core::AckMode::auto_ack) {
       sub.staged_auto_acks.push_back(d.tag);
     } else {

@@ -48,3 +48,49 @@ void encode(Command command, const Headers& headers, std::string_view body, Vers
 }
 
 }  // namespace carrier::stomp::codec
+
+namespace carrier::stomp::codec {
+
+FrameWriter::FrameWriter(std::string& out, Command command, Version version)
+    : out_(out), version_(version), escape_(escapes_headers(command, version)) {
+  out_.append(to_string(command));
+  out_.push_back('\n');
+}
+
+void FrameWriter::value(std::string_view v) {
+  if (escape_) {
+    append_escaped(v, version_, out_);
+  } else {
+    out_.append(v);
+  }
+}
+
+void FrameWriter::header(std::string_view name, std::string_view v) {
+  value(name);
+  out_.push_back(':');
+  value(v);
+  out_.push_back('\n');
+}
+
+void FrameWriter::header(std::string_view name, std::string_view prefix, std::string_view rest) {
+  value(name);
+  out_.push_back(':');
+  value(prefix);
+  value(rest);
+  out_.push_back('\n');
+}
+
+void FrameWriter::header(std::string_view name, std::int64_t v) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  header(name, std::string_view(digits, static_cast<std::size_t>(end - digits)));
+}
+
+void FrameWriter::finish(std::string_view body) {
+  if (!body.empty()) header("content-length", static_cast<std::int64_t>(body.size()));
+  out_.push_back('\n');
+  out_.append(body);
+  out_.push_back('\0');
+}
+
+}  // namespace carrier::stomp::codec

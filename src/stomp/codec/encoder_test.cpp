@@ -113,5 +113,20 @@ TEST(Encoder, RoundTripsThroughTheDecoderInEveryVersion) {
   }
 }
 
+TEST(FrameWriter, MatchesEncodeForTheSameFrame) {
+  for (auto version : {Version::v1_0, Version::v1_1, Version::v1_2}) {
+    std::string direct;
+    FrameWriter w(direct, Command::message, version);
+    w.header("destination", "/queue/", "a:b");
+    w.header("delivery-count", std::int64_t{3});
+    w.header("x", "line\nbreak");
+    w.finish(std::string_view("bo\0dy", 5));
+    std::string via_encode;
+    encode(Command::message, {{"destination", "/queue/a:b"}, {"delivery-count", "3"}, {"x", "line\nbreak"}},
+           std::string_view("bo\0dy", 5), version, via_encode);
+    EXPECT_EQ(direct, via_encode);
+  }
+}
+
 }  // namespace
 }  // namespace carrier::stomp::codec
