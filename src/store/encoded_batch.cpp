@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "store/message_codec.hpp"
 
 namespace carrier::store {
@@ -48,6 +51,72 @@ EncodedBatch EncodedBatch::encode(Batch batch) {
     out.blob_of[i] = index;
   }
   out.batch = std::move(batch);
+  return out;
+}
+
+namespace {
+
+struct KeyView {
+  std::string_view queue;
+  core::MessageId id;
+  bool operator==(const KeyView&) const = default;
+};
+struct KeyViewHash {
+  std::size_t operator()(const KeyView& k) const noexcept {
+    return std::hash<std::string_view>{}(k.queue) ^ (std::hash<core::MessageId>{}(k.id) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+enum class Net : std::uint8_t { upsert, removal, count };
+
+struct Entry {
+  Net net;
+  GroupChanges::Key key;
+  const core::Message* message = nullptr;
+  const std::string* blob = nullptr;
+  std::uint32_t delivery_count = 0;
+  std::size_t order = 0;  // record position of the last message record (upserts)
+};
+
+}  // namespace
+
+GroupChanges GroupChanges::fold(const std::vector<const EncodedBatch*>& batches) {
+  std::vector<Entry> entries;
+  std::unordered_map<KeyView, std::size_t, KeyViewHash> index;
+  std::size_t position = 0;
+  for (const EncodedBatch* b : batches) {
+    for (std::size_t i = 0; i < b->batch.size(); ++i, ++position) {
+      const Record& r = b->batch[i];
+      auto [it, fresh] = index.try_emplace(KeyView{r.queue, r.message_id}, entries.size());
+      if (fresh) entries.push_back(Entry{Net::count, Key{&r.queue, r.message_id}});
+      Entry& e = entries[it->second];
+      switch (r.kind) {
+        case RecordKind::message:
+          e.net = Net::upsert;
+          e.message = r.message.get();
+          e.blob = &b->blobs[b->blob_of[i]];
+          e.delivery_count = 0;
+          e.order = position;
+          break;
+        case RecordKind::ack: e.net = Net::removal; break;
+        case RecordKind::delivered:
+          if (e.net != Net::removal) e.delivery_count = r.delivery_count;
+          break;
+      }
+    }
+  }
+  GroupChanges out;
+  std::vector<const Entry*> upserts;
+  for (const Entry& e : entries) {
+    switch (e.net) {
+      case Net::upsert: upserts.push_back(&e); break;
+      case Net::removal: out.removals.push_back(e.key); break;
+      case Net::count: out.counts.emplace_back(e.key, e.delivery_count); break;
+    }
+  }
+  std::sort(upserts.begin(), upserts.end(), [](const Entry* a, const Entry* b) { return a->order < b->order; });
+  out.upserts.reserve(upserts.size());
+  for (const Entry* e : upserts) out.upserts.push_back(Upsert{e->key, e->message, e->blob, e->delivery_count});
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.hpp"
@@ -34,5 +35,30 @@ std::string id_text(const core::MessageId& id);
 
 // What a SQL backend accepts in its message column (both SQLite and PostgreSQL stop at 1 GB).
 inline constexpr std::size_t kMaxEncodedMessageBytes = 1000u << 20;
+
+// What a group of batches (one transaction) does to the stored rows, one net change per
+// (queue, message id) key, so a SQL backend can apply the group with a few set-based statements
+// in any order. Folding a key's records in append order: a message record makes it an upsert
+// (the new content, delivery count 0); an ack makes it a removal; a delivered record sets the
+// count of an upsert, is dropped after a removal, and otherwise updates whatever row exists.
+// So a message stored and acked within one group costs one DELETE (the row may predate the
+// group) and no insert. Pointers refer into the batches, which must outlive the result.
+struct GroupChanges {
+  struct Key {
+    const std::string* queue;
+    core::MessageId id;
+  };
+  struct Upsert {
+    Key key;
+    const core::Message* message;
+    const std::string* blob;  // its message_codec bytes
+    std::uint32_t delivery_count;
+  };
+  std::vector<Upsert> upserts;  // in append order of their (last) message record
+  std::vector<Key> removals;
+  std::vector<std::pair<Key, std::uint32_t>> counts;  // rows that may exist: set delivery_count
+
+  static GroupChanges fold(const std::vector<const EncodedBatch*>& batches);
+};
 
 }  // namespace carrier::store

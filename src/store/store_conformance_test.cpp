@@ -337,6 +337,39 @@ TEST_P(StoreConformance, StoringAMessageAgainReplacesIt) {
   EXPECT_EQ(recovered[1].delivery_count, 0u);
 }
 
+// Without waiting in between, so a backend's group commit sees stores, deliveries and acks of
+// the same messages in one group.
+TEST_P(StoreConformance, StoresDeliveriesAndAcksInFlightTogether) {
+  start_store();
+  Outcomes out;
+  constexpr int kMessages = 400;
+  std::vector<core::MessagePtr> ms;
+  for (int i = 0; i < kMessages; ++i) ms.push_back(make_message(i));
+  int batches = 0;
+  for (int i = 0; i < kMessages; ++i) {
+    store_->append({Record::added("queue:q", ms[i])}, out.callback());
+    ++batches;
+    if (i % 3 == 0) {
+      store_->append({Record::delivered("queue:q", ms[i]->id, 1)}, out.callback());
+      ++batches;
+    }
+    if (i % 2 == 1) {  // ack the previous one, sometimes after its delivered record
+      store_->append({Record::acked("queue:q", ms[i - 1]->id)}, out.callback());
+      ++batches;
+    }
+  }
+  ASSERT_TRUE(out.wait_for(batches));
+  EXPECT_EQ(out.failures(), 0u);
+  auto recovered = restart();
+  if (!durable()) return;
+  ASSERT_EQ(recovered.size(), static_cast<std::size_t>(kMessages / 2));
+  for (int k = 0; k < kMessages / 2; ++k) {
+    const int i = 2 * k + 1;
+    EXPECT_EQ(recovered[k].message->id, ms[i]->id) << i;
+    EXPECT_EQ(recovered[k].delivery_count, i % 3 == 0 ? 1u : 0u) << i;
+  }
+}
+
 TEST_P(StoreConformance, InvalidBatchFailsAloneInItsPlace) {
   start_store();
   Outcomes out;

@@ -41,6 +41,9 @@ std::uint64_t get_be(const char* p, int bytes) {
   return v;
 }
 
+// A one-dimensional array's header: ndim, flags, element type, length, lower bound.
+constexpr std::size_t kArrayHeaderBytes = 20;
+
 }  // namespace
 
 void ResultDeleter::operator()(pg_result* r) const { PQclear(r); }
@@ -50,6 +53,58 @@ Int4Param::Int4Param(std::int32_t v) { put_be(bytes, static_cast<std::uint32_t>(
 Int2Param::Int2Param(std::int16_t v) { put_be(bytes, static_cast<std::uint16_t>(v), 2); }
 std::int64_t read_int8(const char* p) { return static_cast<std::int64_t>(get_be(p, 8)); }
 std::int32_t read_int4(const char* p) { return static_cast<std::int32_t>(get_be(p, 4)); }
+
+void ArrayParam::add_int8(std::int64_t v) {
+  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
+  char b[12];
+  put_be(b, 8, 4);
+  put_be(b + 4, static_cast<std::uint64_t>(v), 8);
+  elements_.append(b, sizeof b);
+  ++count_;
+}
+
+void ArrayParam::add_int4(std::int32_t v) {
+  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
+  char b[8];
+  put_be(b, 4, 4);
+  put_be(b + 4, static_cast<std::uint32_t>(v), 4);
+  elements_.append(b, sizeof b);
+  ++count_;
+}
+
+void ArrayParam::add_int2(std::int16_t v) {
+  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
+  char b[6];
+  put_be(b, 2, 4);
+  put_be(b + 4, static_cast<std::uint16_t>(v), 2);
+  elements_.append(b, sizeof b);
+  ++count_;
+}
+
+void ArrayParam::add_bytes(std::string_view bytes) {
+  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
+  char b[4];
+  put_be(b, bytes.size(), 4);
+  elements_.append(b, sizeof b);
+  elements_.append(bytes);
+  ++count_;
+}
+
+const std::string& ArrayParam::encoded() {
+  // ndim, has-nulls flag, element type, then per dimension its length and lower bound (1).
+  if (count_ == 0) {
+    encoded_.assign(12, '\0');
+    put_be(encoded_.data() + 8, element_oid_, 4);
+    return encoded_;
+  }
+  char* header = elements_.data();
+  put_be(header, 1, 4);
+  put_be(header + 4, 0, 4);
+  put_be(header + 8, element_oid_, 4);
+  put_be(header + 12, count_, 4);
+  put_be(header + 16, 1, 4);
+  return elements_;
+}
 
 PgConnection& PgConnection::operator=(PgConnection&& other) noexcept {
   if (this != &other) {

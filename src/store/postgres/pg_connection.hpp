@@ -40,6 +40,31 @@ struct Int2Param {
 std::int64_t read_int8(const char* p);
 std::int32_t read_int4(const char* p);
 
+// A one-dimensional array parameter in PostgreSQL's binary format (for `unnest($1::int8[])`),
+// so a whole group's rows travel as a handful of parameters of one statement.
+class ArrayParam {
+ public:
+  explicit ArrayParam(unsigned element_oid) : element_oid_(element_oid) {}
+  void add_int8(std::int64_t v);
+  void add_int4(std::int32_t v);
+  void add_int2(std::int16_t v);
+  void add_bytes(std::string_view bytes);
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return elements_.size(); }  // about what encoded() will be
+  void clear() {
+    elements_.clear();
+    count_ = 0;
+  }
+  // The parameter's bytes (header + elements); valid until the next change.
+  const std::string& encoded();
+
+ private:
+  unsigned element_oid_;
+  std::string elements_;  // a header's room, then the elements
+  std::string encoded_;   // only for an empty array
+  std::uint32_t count_ = 0;
+};
+
 // Binary parameters for one statement; the pointers must outlive the send call only (libpq
 // copies them into its output buffer).
 struct Params {
@@ -54,6 +79,10 @@ struct Params {
   template <class P>
   void add(const P& p) {
     add(p.bytes, sizeof p.bytes);
+  }
+  void add(ArrayParam& array) {
+    const std::string& bytes = array.encoded();
+    add(bytes.data(), bytes.size());
   }
   void clear() {
     values.clear();

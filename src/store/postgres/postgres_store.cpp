@@ -14,8 +14,14 @@ namespace carrier::store::postgres {
 
 namespace {
 
-// Parameter type OIDs (pg_type.h).
+// Type OIDs (pg_type.h).
 constexpr unsigned kInt8 = 20, kInt2 = 21, kInt4 = 23, kBytea = 17;
+constexpr unsigned kInt8Array = 1016, kInt4Array = 1007, kInt2Array = 1005, kByteaArray = 1001;
+
+// One statement carries at most this many rows or message bytes; a bigger group is several
+// statements (still one transaction). A protocol message must stay under 1 GB.
+constexpr std::size_t kMaxRowsPerStatement = 10000;
+constexpr std::size_t kMaxBytesPerStatement = 64u << 20;
 
 // First half of the advisory lock key: "carr". The second half is hashtext(schema).
 constexpr std::int32_t kLockClass = 0x63617272;
@@ -27,10 +33,10 @@ constexpr auto kLockWait = std::chrono::seconds(5);
 // How many rows recovery fetches at a time from its cursor.
 constexpr int kFetchRows = 1000;
 
-constexpr const char* kAddQueue = "carrier_add_queue";
-constexpr const char* kUpsertMessage = "carrier_upsert_message";
-constexpr const char* kDeleteMessage = "carrier_delete_message";
-constexpr const char* kUpdateCount = "carrier_update_count";
+constexpr const char* kAddQueues = "carrier_add_queues";
+constexpr const char* kUpsertMessages = "carrier_upsert_messages";
+constexpr const char* kDeleteMessages = "carrier_delete_messages";
+constexpr const char* kUpdateCounts = "carrier_update_counts";
 
 std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
@@ -72,21 +78,29 @@ Status PostgresStore::connect() {
     std::string sql;
     std::vector<unsigned> types;
   } statements[] = {
-      {kAddQueue, "INSERT INTO " + s + ".queues (id, key) VALUES ($1, $2)", {kInt8, kBytea}},
+      // Set-based: each statement takes a group's rows as arrays (GroupChanges has one change
+      // per key, so no row is touched twice by one statement).
+      {kAddQueues, "INSERT INTO " + s + ".queues (id, key) SELECT * FROM unnest($1::int8[], $2::bytea[])",
+       {kInt8Array, kByteaArray}},
       // The same queue and id again replaces the row: new content, the end of the append order,
-      // delivery count 0 (what the journal's replay does).
-      {kUpsertMessage,
+      // the count the group gave it (0 unless the same group delivered it already).
+      {kUpsertMessages,
        "INSERT INTO " + s +
            ".messages (seq, queue_id, id_hi, id_lo, priority, expires_ms, deliver_at_ms, delivery_count, message) "
-           "VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8) ON CONFLICT (queue_id, id_hi, id_lo) DO UPDATE SET "
-           "seq = EXCLUDED.seq, priority = EXCLUDED.priority, expires_ms = EXCLUDED.expires_ms, "
-           "deliver_at_ms = EXCLUDED.deliver_at_ms, delivery_count = 0, message = EXCLUDED.message",
-       {kInt8, kInt8, kInt8, kInt8, kInt2, kInt8, kInt8, kBytea}},
-      {kDeleteMessage, "DELETE FROM " + s + ".messages WHERE queue_id = $1 AND id_hi = $2 AND id_lo = $3",
-       {kInt8, kInt8, kInt8}},
-      {kUpdateCount,
-       "UPDATE " + s + ".messages SET delivery_count = $4 WHERE queue_id = $1 AND id_hi = $2 AND id_lo = $3",
-       {kInt8, kInt8, kInt8, kInt4}},
+           "SELECT * FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::int2[], $6::int8[], $7::int8[], "
+           "$8::int4[], $9::bytea[]) ON CONFLICT (queue_id, id_hi, id_lo) DO UPDATE SET seq = EXCLUDED.seq, "
+           "priority = EXCLUDED.priority, expires_ms = EXCLUDED.expires_ms, deliver_at_ms = EXCLUDED.deliver_at_ms, "
+           "delivery_count = EXCLUDED.delivery_count, message = EXCLUDED.message",
+       {kInt8Array, kInt8Array, kInt8Array, kInt8Array, kInt2Array, kInt8Array, kInt8Array, kInt4Array, kByteaArray}},
+      {kDeleteMessages,
+       "DELETE FROM " + s + ".messages m USING unnest($1::int8[], $2::int8[], $3::int8[]) AS d(queue_id, id_hi, id_lo) "
+           "WHERE m.queue_id = d.queue_id AND m.id_hi = d.id_hi AND m.id_lo = d.id_lo",
+       {kInt8Array, kInt8Array, kInt8Array}},
+      {kUpdateCounts,
+       "UPDATE " + s + ".messages m SET delivery_count = d.count FROM unnest($1::int8[], $2::int8[], $3::int8[], "
+           "$4::int4[]) AS d(queue_id, id_hi, id_lo, count) "
+           "WHERE m.queue_id = d.queue_id AND m.id_hi = d.id_hi AND m.id_lo = d.id_lo",
+       {kInt8Array, kInt8Array, kInt8Array, kInt4Array}},
   };
   for (const auto& st : statements) {
     if (auto prepared = c.prepare(st.name, st.sql, st.types); !prepared) return prepared;
@@ -334,67 +348,101 @@ Status PostgresStore::write_group(std::vector<Pending>& group) {
   return st;
 }
 
-Result<std::int64_t> PostgresStore::queue_id(const std::string& key, bool create, Pipeline& pipeline) {
+// The id of a queue key; a new key gets the next id, its row going into `added` (sent with the
+// group), and forgotten again by load_state() if the group fails. 0 when !create and unknown.
+std::int64_t PostgresStore::queue_id(const std::string& key, bool create, ArrayParam& added_ids,
+                                     ArrayParam& added_keys) {
   if (auto it = queues_.find(key); it != queues_.end()) return it->second;
-  if (!create) return std::int64_t{0};
+  if (!create) return 0;
   const std::int64_t id = next_queue_id_++;
-  Params p;
-  Int8Param id_param(id);
-  p.add(id_param);
-  p.add(key.data(), key.size());
-  pipeline.send_prepared(kAddQueue, p);
-  queues_.emplace(key, id);  // undone by load_state() if the group fails
+  added_ids.add_int8(id);
+  added_keys.add_bytes(key);
+  queues_.emplace(key, id);
   return id;
 }
 
 Status PostgresStore::attempt(std::vector<Pending>& group) {
+  std::vector<const EncodedBatch*> valid;
+  valid.reserve(group.size());
+  for (const Pending& p : group) {
+    if (p.encoded.valid) valid.push_back(&p.encoded);
+  }
+  const GroupChanges changes = GroupChanges::fold(valid);
+
   Pipeline pipeline(conn_);
   pipeline.send_query("BEGIN");
   Params p;
-  for (Pending& pending : group) {
-    const EncodedBatch& b = pending.encoded;
-    if (!b.valid) continue;
-    for (std::size_t i = 0; i < b.batch.size(); ++i) {
-      const Record& r = b.batch[i];
-      // Acks and delivered records for a queue that holds nothing have nothing to change.
-      auto queue = queue_id(r.queue, r.kind == RecordKind::message, pipeline);
-      if (!queue || *queue == 0) continue;
-      p.clear();
-      const Int8Param queue_param(*queue), hi(as_signed(r.message_id.hi)), lo(as_signed(r.message_id.lo));
-      switch (r.kind) {
-        case RecordKind::message: {
-          const Int8Param seq(next_seq_++), expires(r.message->expires_ms), deliver_at(r.message->deliver_at_ms);
-          const Int2Param priority(r.message->priority);
-          const std::string& blob = b.blobs[b.blob_of[i]];
-          p.add(seq);
-          p.add(queue_param);
-          p.add(hi);
-          p.add(lo);
-          p.add(priority);
-          p.add(expires);
-          p.add(deliver_at);
-          p.add(blob.data(), blob.size());
-          pipeline.send_prepared(kUpsertMessage, p);
-          break;
-        }
-        case RecordKind::ack:
-          p.add(queue_param);
-          p.add(hi);
-          p.add(lo);
-          pipeline.send_prepared(kDeleteMessage, p);
-          break;
-        case RecordKind::delivered: {
-          const Int4Param count(static_cast<std::int32_t>(r.delivery_count));
-          p.add(queue_param);
-          p.add(hi);
-          p.add(lo);
-          p.add(count);
-          pipeline.send_prepared(kUpdateCount, p);
-          break;
-        }
-      }
-    }
+  // New queues first: the messages' rows name them.
+  ArrayParam queue_ids(kInt8), queue_keys(kBytea);
+  std::vector<std::int64_t> upsert_queue(changes.upserts.size());
+  for (std::size_t i = 0; i < changes.upserts.size(); ++i) {
+    upsert_queue[i] = queue_id(*changes.upserts[i].key.queue, true, queue_ids, queue_keys);
   }
+  if (queue_ids.count() > 0) {
+    p.clear();
+    p.add(queue_ids);
+    p.add(queue_keys);
+    pipeline.send_prepared(kAddQueues, p);
+  }
+
+  ArrayParam seq(kInt8), queue(kInt8), hi(kInt8), lo(kInt8), priority(kInt2), expires(kInt8), deliver_at(kInt8),
+      count(kInt4), message(kBytea);
+  auto flush_upserts = [&] {
+    if (seq.count() == 0) return;
+    p.clear();
+    for (ArrayParam* a : {&seq, &queue, &hi, &lo, &priority, &expires, &deliver_at, &count, &message}) {
+      p.add(*a);
+    }
+    pipeline.send_prepared(kUpsertMessages, p);  // libpq has copied the arrays: reuse them
+    for (ArrayParam* a : {&seq, &queue, &hi, &lo, &priority, &expires, &deliver_at, &count, &message}) a->clear();
+  };
+  for (std::size_t i = 0; i < changes.upserts.size(); ++i) {
+    const GroupChanges::Upsert& u = changes.upserts[i];
+    seq.add_int8(next_seq_++);
+    queue.add_int8(upsert_queue[i]);
+    hi.add_int8(as_signed(u.key.id.hi));
+    lo.add_int8(as_signed(u.key.id.lo));
+    priority.add_int2(u.message->priority);
+    expires.add_int8(u.message->expires_ms);
+    deliver_at.add_int8(u.message->deliver_at_ms);
+    count.add_int4(static_cast<std::int32_t>(u.delivery_count));
+    message.add_bytes(*u.blob);
+    if (seq.count() >= kMaxRowsPerStatement || message.bytes() >= kMaxBytesPerStatement) flush_upserts();
+  }
+  flush_upserts();
+
+  // Acks and delivery counts: a queue that holds nothing has nothing to change.
+  ArrayParam unused_ids(kInt8), unused_keys(kBytea);
+  auto flush_keys = [&](const char* statement, bool with_count) {
+    if (queue.count() == 0) return;
+    p.clear();
+    p.add(queue);
+    p.add(hi);
+    p.add(lo);
+    if (with_count) p.add(count);
+    pipeline.send_prepared(statement, p);
+    for (ArrayParam* a : {&queue, &hi, &lo, &count}) a->clear();
+  };
+  for (const GroupChanges::Key& k : changes.removals) {
+    const std::int64_t id = queue_id(*k.queue, false, unused_ids, unused_keys);
+    if (id == 0) continue;
+    queue.add_int8(id);
+    hi.add_int8(as_signed(k.id.hi));
+    lo.add_int8(as_signed(k.id.lo));
+    if (queue.count() >= kMaxRowsPerStatement) flush_keys(kDeleteMessages, false);
+  }
+  flush_keys(kDeleteMessages, false);
+  for (const auto& [k, delivery_count] : changes.counts) {
+    const std::int64_t id = queue_id(*k.queue, false, unused_ids, unused_keys);
+    if (id == 0) continue;
+    queue.add_int8(id);
+    hi.add_int8(as_signed(k.id.hi));
+    lo.add_int8(as_signed(k.id.lo));
+    count.add_int4(static_cast<std::int32_t>(delivery_count));
+    if (queue.count() >= kMaxRowsPerStatement) flush_keys(kUpdateCounts, true);
+  }
+  flush_keys(kUpdateCounts, true);
+
   pipeline.send_query("COMMIT");
   Status st = pipeline.finish(kIdleTimeout);
   if (st) return ok();

@@ -28,8 +28,11 @@ namespace carrier::store::postgres {
 // Threads. open/recover/start/close run on the broker's start-up/shutdown thread; append() runs
 // on any shard and encodes the batch there. One writer thread (`carrier-postgres`) owns the
 // connection after start(): it takes every queued batch at once and sends the group as one
-// transaction in libpq pipeline mode (BEGIN, the prepared statements, COMMIT: one round trip),
-// then runs the callbacks in append order.
+// transaction in libpq pipeline mode, then runs the callbacks in append order. The group is
+// folded first (GroupChanges: one net change per queue and message) and sent as a few
+// set-based statements whose rows are array parameters: BEGIN, new queues, upserts, deletes,
+// delivery counts, COMMIT, one round trip; a message stored and acked within one group is
+// never inserted.
 //
 // One broker per schema: a session advisory lock on the schema's name is taken with the
 // connection (and again after every reconnect); a second broker fails with Errc::unavailable.
@@ -75,7 +78,7 @@ class PostgresStore final : public Store {
   // Whichever thread owns the connection (start-up, then the writer).
   Status connect();
   Status load_state();
-  Result<std::int64_t> queue_id(const std::string& key, bool create, Pipeline& pipeline);
+  std::int64_t queue_id(const std::string& key, bool create, ArrayParam& added_ids, ArrayParam& added_keys);
 
   // Writer thread.
   void run();

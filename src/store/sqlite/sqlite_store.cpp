@@ -117,10 +117,11 @@ Status SqliteStore::connect() {
       {&stmts_->rollback, "ROLLBACK"},
       {&stmts_->insert_queue, "INSERT INTO queues (id, key) VALUES (?1, ?2)"},
       // A message stored again under the same queue and id replaces the old row: the new
-      // content, the end of the append order, delivery count 0 (what the journal's replay does).
+      // content, the end of the append order, delivery count 0 (what the journal's replay does;
+      // the count is more than 0 only when the same group delivered it already).
       {&stmts_->upsert_message,
        "INSERT OR REPLACE INTO messages (seq, queue_id, id_hi, id_lo, priority, expires_ms, deliver_at_ms, "
-       "delivery_count, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)"},
+       "delivery_count, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
       {&stmts_->delete_message, "DELETE FROM messages WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
       {&stmts_->update_count,
        "UPDATE messages SET delivery_count = ?4 WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
@@ -345,35 +346,37 @@ Status SqliteStore::write_group(std::vector<Pending>& group) {
     reconnects_.fetch_add(1, std::memory_order_relaxed);
     log_->info("sqlite {}: reopened", where_);
   }
-  auto step = [this](sqlite3_stmt* s) -> int {
-    const int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    return rc;
-  };
-  int rc = step(stmts_->begin.get());
-  Status st = ok();
-  if (rc != SQLITE_DONE) {
-    st = unexpected(errc_of(rc), fmt::format("sqlite {}: BEGIN: {}", where_, sqlite3_errmsg(db_)));
+  std::vector<const EncodedBatch*> valid;
+  valid.reserve(group.size());
+  for (const Pending& p : group) {
+    if (p.encoded.valid) valid.push_back(&p.encoded);
   }
-  for (std::size_t k = 0; st && k < group.size(); ++k) {
-    const EncodedBatch& b = group[k].encoded;
-    if (!b.valid) continue;
-    for (std::size_t i = 0; st && i < b.batch.size(); ++i) st = write_record(b, i);
+  const GroupChanges changes = GroupChanges::fold(valid);
+  Status st = execute(stmts_->begin.get(), "BEGIN");
+  for (std::size_t i = 0; st && i < changes.upserts.size(); ++i) st = write_upsert(changes.upserts[i]);
+  for (std::size_t i = 0; st && i < changes.removals.size(); ++i) {
+    st = write_key(stmts_->delete_message.get(), changes.removals[i], std::nullopt, "ack");
   }
-  if (st) {
-    rc = step(stmts_->commit.get());
-    if (rc != SQLITE_DONE) {
-      st = unexpected(errc_of(rc), fmt::format("sqlite {}: COMMIT: {}", where_, sqlite3_errmsg(db_)));
-    }
+  for (std::size_t i = 0; st && i < changes.counts.size(); ++i) {
+    st = write_key(stmts_->update_count.get(), changes.counts[i].first, changes.counts[i].second, "delivery count");
   }
+  if (st) st = execute(stmts_->commit.get(), "COMMIT");
   if (st) return ok();
   // Roll back (SQLite may already have) and start over on a fresh connection next time: after an
   // I/O error the connection's page cache cannot be trusted, and reconnecting re-reads the
   // committed queue ids, forgetting the ones this group invented.
-  if (!sqlite3_get_autocommit(db_)) (void)step(stmts_->rollback.get());
+  if (!sqlite3_get_autocommit(db_)) (void)execute(stmts_->rollback.get(), "ROLLBACK");
   disconnect();
   return st;
+}
+
+// Steps a statement that returns no rows, then resets it for the next use.
+Status SqliteStore::execute(sqlite3_stmt* s, std::string_view what) {
+  const int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc == SQLITE_DONE) return ok();
+  return unexpected(errc_of(rc), fmt::format("sqlite {}: {}: {}", where_, what, sqlite3_errmsg(db_)));
 }
 
 Result<std::int64_t> SqliteStore::queue_id(const std::string& key, bool create) {
@@ -383,53 +386,39 @@ Result<std::int64_t> SqliteStore::queue_id(const std::string& key, bool create) 
   sqlite3_stmt* s = stmts_->insert_queue.get();
   sqlite3_bind_int64(s, 1, id);
   sqlite3_bind_text(s, 2, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-  const int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  if (rc != SQLITE_DONE) {
-    return unexpected(errc_of(rc), fmt::format("sqlite {}: adding queue {}: {}", where_, key, sqlite3_errmsg(db_)));
-  }
+  if (auto st = execute(s, "adding queue " + key); !st) return unexpected(st.error());
   queues_.emplace(key, id);
   return id;
 }
 
-Status SqliteStore::write_record(const EncodedBatch& b, std::size_t i) {
-  const Record& r = b.batch[i];
-  // Acks and delivered records for a queue that holds nothing have nothing to change.
-  auto queue = queue_id(r.queue, r.kind == RecordKind::message);
+Status SqliteStore::write_upsert(const GroupChanges::Upsert& u) {
+  auto queue = queue_id(*u.key.queue, true);
+  if (!queue) return unexpected(std::move(queue).error());
+  sqlite3_stmt* s = stmts_->upsert_message.get();
+  sqlite3_bind_int64(s, 1, next_seq_++);
+  sqlite3_bind_int64(s, 2, *queue);
+  sqlite3_bind_int64(s, 3, as_signed(u.key.id.hi));
+  sqlite3_bind_int64(s, 4, as_signed(u.key.id.lo));
+  sqlite3_bind_int64(s, 5, u.message->priority);
+  sqlite3_bind_int64(s, 6, u.message->expires_ms);
+  sqlite3_bind_int64(s, 7, u.message->deliver_at_ms);
+  sqlite3_bind_int64(s, 8, u.delivery_count);
+  sqlite3_bind_blob64(s, 9, u.blob->data(), u.blob->size(), SQLITE_STATIC);
+  return execute(s, fmt::format("writing message {} in {}", id_text(u.key.id), *u.key.queue));
+}
+
+// An ack (delete) or a delivery count (update) of a row that may exist.
+Status SqliteStore::write_key(sqlite3_stmt* s, const GroupChanges::Key& key, std::optional<std::uint32_t> count,
+                              std::string_view what) {
+  // A queue that holds nothing has nothing to change.
+  auto queue = queue_id(*key.queue, false);
   if (!queue) return unexpected(std::move(queue).error());
   if (*queue == 0) return ok();
-  sqlite3_stmt* s = nullptr;
-  switch (r.kind) {
-    case RecordKind::message: {
-      s = stmts_->upsert_message.get();
-      const std::string& blob = b.blobs[b.blob_of[i]];
-      sqlite3_bind_int64(s, 1, next_seq_++);
-      sqlite3_bind_int64(s, 5, r.message->priority);
-      sqlite3_bind_int64(s, 6, r.message->expires_ms);
-      sqlite3_bind_int64(s, 7, r.message->deliver_at_ms);
-      sqlite3_bind_blob64(s, 8, blob.data(), blob.size(), SQLITE_STATIC);
-      break;
-    }
-    case RecordKind::ack: s = stmts_->delete_message.get(); break;
-    case RecordKind::delivered:
-      s = stmts_->update_count.get();
-      sqlite3_bind_int64(s, 4, r.delivery_count);
-      break;
-  }
-  const int first = r.kind == RecordKind::message ? 2 : 1;
-  sqlite3_bind_int64(s, first, *queue);
-  sqlite3_bind_int64(s, first + 1, as_signed(r.message_id.hi));
-  sqlite3_bind_int64(s, first + 2, as_signed(r.message_id.lo));
-  const int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  if (rc != SQLITE_DONE) {
-    return unexpected(errc_of(rc), fmt::format("sqlite {}: writing {} of {} in {}: {}", where_,
-                                               r.kind == RecordKind::message ? "message" : r.kind == RecordKind::ack ? "ack" : "delivery count",
-                                               id_text(r.message_id), r.queue, sqlite3_errmsg(db_)));
-  }
-  return ok();
+  sqlite3_bind_int64(s, 1, *queue);
+  sqlite3_bind_int64(s, 2, as_signed(key.id.hi));
+  sqlite3_bind_int64(s, 3, as_signed(key.id.lo));
+  if (count) sqlite3_bind_int64(s, 4, *count);
+  return execute(s, fmt::format("writing {} of {} in {}", what, id_text(key.id), *key.queue));
 }
 
 }  // namespace carrier::store::sqlite

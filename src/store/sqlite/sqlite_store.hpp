@@ -35,6 +35,9 @@ std::filesystem::path database_path(const std::filesystem::path& data_dir);
 // (with synchronous = full, the WAL is synced), then runs the callbacks in append order. After
 // start() only the writer touches the connection.
 //
+// A group is folded first (GroupChanges): one net change per queue and message, so a message
+// stored and acked in the same group is never inserted.
+//
 // Failure. A failed transaction is rolled back and every batch of its group fails with
 // Errc::io_error (unavailable when the file is locked); nothing of it stays. The writer then
 // closes the connection and opens it again for the next group, so the store recovers by itself
@@ -72,7 +75,10 @@ class SqliteStore final : public Store {
   Status load_state();
   Result<std::int64_t> queue_id(const std::string& key, bool create);
   Status write_group(std::vector<Pending>& group);
-  Status write_record(const EncodedBatch& b, std::size_t i);
+  Status write_upsert(const GroupChanges::Upsert& u);
+  Status write_key(sqlite3_stmt* s, const GroupChanges::Key& key, std::optional<std::uint32_t> count,
+                   std::string_view what);
+  Status execute(sqlite3_stmt* s, std::string_view what);
 
   // Writer thread.
   void run();

@@ -226,14 +226,5 @@ TEST(SqliteStore, QueuesWithoutMessagesAreDroppedAtOpen) {
   EXPECT_EQ(db.number("SELECT count(*) FROM queues WHERE key = 'queue:kept'"), 1);
 }
 
-TEST(SqliteStore, OneMessageInSeveralQueuesIsEncodedOnce) {
-  auto m = make_message(1);
-  auto encoded = EncodedBatch::encode({Record::added("queue:a", m), Record::added("queue:b", m),
-                                       Record::acked("queue:c", m->id), Record::added("queue:d", make_message(2))});
-  ASSERT_TRUE(encoded.valid);
-  EXPECT_EQ(encoded.blobs.size(), 2u);
-  EXPECT_EQ(encoded.blob_of, (std::vector<std::uint32_t>{0, 0, EncodedBatch::kNoBlob, 1}));
-}
-
 }  // namespace
 }  // namespace carrier::store::sqlite
