@@ -87,17 +87,19 @@ bool Session::send_delivery(Outgoing& out) {
       publish->properties.topic_alias = new_alias;
     }
   }
-  std::string bytes;
-  codec::encode(*publish, version_, bytes);
-  if (client_max_packet_size_ != 0 && bytes.size() > client_max_packet_size_) {
-    // Larger than the client accepts: dropped as if delivered (MQTT 5 3.1.2.11.4).
+  // Encoded in place; taken back if it is larger than the client accepts.
+  std::string& buffer = this->out();
+  const std::size_t before = buffer.size();
+  codec::encode(*publish, version_, buffer);
+  if (client_max_packet_size_ != 0 && buffer.size() - before > client_max_packet_size_) {
+    // Dropped as if delivered (MQTT 5 3.1.2.11.4).
     log()->debug("{} message of {} bytes exceeds the client's maximum packet size {}: dropped", log_prefix(),
-                 bytes.size(), client_max_packet_size_);
+                 buffer.size() - before, client_max_packet_size_);
+    buffer.resize(before);
     settle(out.consumer, out.delivery.tag);
     return true;
   }
   if (new_alias) outbound_aliases_.emplace(publish->topic, *new_alias);
-  this->out().append(bytes);
   if (qos == 0) {
     staged_acks_[out.consumer].push_back(out.delivery.tag);
   } else {

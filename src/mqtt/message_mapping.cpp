@@ -34,9 +34,9 @@ std::shared_ptr<core::Message> from_fields(std::string_view topic, std::uint8_t 
 
 }  // namespace
 
-core::MessagePtr to_core_message(const codec::Publish& p, std::string_view topic, core::MessageId id,
+core::MessagePtr to_core_message(codec::Publish&& p, std::string_view topic, core::MessageId id,
                                  std::int64_t now_ms, std::uint64_t origin) {
-  return from_fields(topic, p.qos, p.retain, p.properties, p.payload, id, now_ms, origin);
+  return from_fields(topic, p.qos, p.retain, p.properties, std::move(p.payload), id, now_ms, origin);
 }
 
 core::MessagePtr will_message(const codec::Will& w, core::MessageId id, std::int64_t now_ms, std::uint64_t origin) {

@@ -14,11 +14,11 @@ namespace carrier::mqtt {
 inline constexpr std::string_view kQosProperty = "mqtt-qos";  // "2" on QoS 2 messages only
 inline constexpr std::string_view kPayloadFormatProperty = "mqtt-payload-format";  // "1": UTF-8
 
-// A PUBLISH (its topic alias already resolved into `topic`) as a core message:
+// A PUBLISH (its topic alias already resolved into `topic`) as a core message, taking its payload:
 // QoS >= 1 -> persistent; message expiry -> expires_ms; response topic -> reply_to (as a STOMP
 // topic destination); correlation data -> correlation_id; content type -> content_type; user
 // properties -> properties; retain -> retain; origin -> the publishing connection (no-local).
-core::MessagePtr to_core_message(const codec::Publish& publish, std::string_view topic, core::MessageId id,
+core::MessagePtr to_core_message(codec::Publish&& publish, std::string_view topic, core::MessageId id,
                                  std::int64_t now_ms, std::uint64_t origin);
 
 // A will as the message to publish.
