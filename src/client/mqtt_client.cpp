@@ -699,8 +699,10 @@ void MqttClient::complete(std::uint16_t id, Result<codec::Packet> answer) {
     std::lock_guard lock(mutex_);
     if (!publish_failure_) publish_failure_ = answer.error();
   }
-  release_id(id, pending.counts_in_window);
+  // The callback first: once the id is free, wait_for_acks() may return, and by then every
+  // confirmation must have been reported.
   pending.done(std::move(answer));
+  release_id(id, pending.counts_in_window);
 }
 
 void MqttClient::release_id(std::uint16_t id, bool counts_in_window) {
@@ -737,8 +739,8 @@ void MqttClient::end_connection(const Error& reason) {
   auto pending = std::move(pending_);
   pending_.clear();
   for (auto& [id, entry] : pending) {
-    release_id(id, entry.counts_in_window);
     entry.done(unexpected(reason));
+    release_id(id, entry.counts_in_window);
   }
   auto pings = std::move(pings_);
   pings_.clear();
