@@ -277,7 +277,7 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
     send(d);
   }
   // MQTT 5 3.1.4: the old connection's will is published (subject to its delay).
-  Departure d = make_departure(!clean_disconnect_);
+  Departure d = make_departure(connected_ && !clean_disconnect_);
   (void)successor_clean_start;
   detach_all([d = std::move(d), done = std::move(done)]() mutable { done(std::move(d)); });
   close_after_flush();
