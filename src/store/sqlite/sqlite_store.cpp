@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -77,7 +78,10 @@ SqliteStore::~SqliteStore() { close(); }
 
 Status SqliteStore::connect() {
   disconnect();
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  // Only the first open may create the file: reopening after a failure must find the same one
+  // (an empty new database would take appends while the stored messages are gone).
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (identity_ ? 0 : SQLITE_OPEN_CREATE);
+  if (auto same = check_identity(); !same) return same;
   int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     Error e(errc_of(rc), fmt::format("sqlite {}: cannot open: {}", where_, db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
@@ -85,6 +89,10 @@ Status SqliteStore::connect() {
     return unexpected(std::move(e));
   }
   sqlite3_extended_result_codes(db_, 1);
+  if (auto same = check_identity(); !same) {  // reopening: still the file open() found?
+    disconnect();
+    return same;
+  }
   auto exec = [this](const char* sql) -> Status {
     char* message = nullptr;
     const int code = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
@@ -137,6 +145,24 @@ Status SqliteStore::connect() {
   if (auto loaded = load_state(); !loaded) {
     disconnect();
     return loaded;
+  }
+  if (!identity_) {
+    struct stat st_buf {};
+    if (::stat(path_.c_str(), &st_buf) == 0) identity_ = FileIdentity{st_buf.st_dev, st_buf.st_ino};
+  }
+  return ok();
+}
+
+// SQLite keeps writing to a database file that was deleted or renamed while open, and those
+// writes would be lost at the next start: a group is only written while the path still names
+// the file this store opened.
+Status SqliteStore::check_identity() const {
+  if (!identity_) return ok();
+  struct stat st_buf {};
+  if (::stat(path_.c_str(), &st_buf) != 0 || st_buf.st_dev != identity_->dev || st_buf.st_ino != identity_->ino) {
+    return unexpected(Errc::io_error, fmt::format("sqlite {}: the database file was removed or replaced while "
+                                                  "open; put it back or restart the broker",
+                                                  where_));
   }
   return ok();
 }
@@ -352,7 +378,8 @@ Status SqliteStore::write_group(std::vector<Pending>& group) {
     if (p.encoded.valid) valid.push_back(&p.encoded);
   }
   const GroupChanges changes = GroupChanges::fold(valid);
-  Status st = execute(stmts_->begin.get(), "BEGIN");
+  Status st = check_identity();
+  if (st) st = execute(stmts_->begin.get(), "BEGIN");
   for (std::size_t i = 0; st && i < changes.upserts.size(); ++i) st = write_upsert(changes.upserts[i]);
   for (std::size_t i = 0; st && i < changes.removals.size(); ++i) {
     st = write_key(stmts_->delete_message.get(), changes.removals[i], std::nullopt, "ack");

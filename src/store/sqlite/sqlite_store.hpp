@@ -41,7 +41,8 @@ std::filesystem::path database_path(const std::filesystem::path& data_dir);
 // Failure. A failed transaction is rolled back and every batch of its group fails with
 // Errc::io_error (unavailable when the file is locked); nothing of it stays. The writer then
 // closes the connection and opens it again for the next group, so the store recovers by itself
-// once the disk has room again.
+// once the disk has room again. A database file deleted or replaced while open fails every
+// group (SQLite would write on into the unlinked file) until it is back, never recreated.
 class SqliteStore final : public Store {
  public:
   struct Stats {
@@ -72,6 +73,7 @@ class SqliteStore final : public Store {
   // Any thread that owns the connection at the time (start-up, then the writer).
   Status connect();
   void disconnect();
+  Status check_identity() const;
   Status load_state();
   Result<std::int64_t> queue_id(const std::string& key, bool create);
   Status write_group(std::vector<Pending>& group);
@@ -100,6 +102,10 @@ class SqliteStore final : public Store {
   std::unique_ptr<Statements> stmts_;
   std::unordered_map<std::string, std::int64_t> queues_;  // key -> queues.id
   std::int64_t next_queue_id_ = 1;
+  struct FileIdentity {
+    std::uint64_t dev, ino;
+  };
+  std::optional<FileIdentity> identity_;  // the file open() opened (or created)
   std::int64_t next_seq_ = 1;
 
   std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, transactions_{0}, reconnects_{0};

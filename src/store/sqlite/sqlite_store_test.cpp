@@ -204,6 +204,39 @@ TEST(SqliteStore, ARowThatDoesNotDecodeStopsStrictRecoveryAndIsSkippedOtherwise)
   EXPECT_EQ((*recovered)[0].message->id, good->id);
 }
 
+TEST(SqliteStore, ADatabaseFileRemovedWhileOpenFailsAppendsUntilItIsBack) {
+  TempDir dir;
+  const auto path = database_path(dir.path());
+  const auto aside = dir.path() / "moved-away.sqlite";
+  SqliteStore store(sqlite_options(dir));
+  ASSERT_TRUE(store.open());
+  store.start();
+  auto append = [&](std::uint64_t n) {
+    Outcomes out;
+    store.append({Record::added("queue:q", make_message(n))}, out.callback());
+    EXPECT_TRUE(out.wait_for(1));
+    return out.statuses().at(0);
+  };
+  ASSERT_TRUE(append(1));
+  std::filesystem::rename(path, aside);
+  for (std::uint64_t n : {2, 3}) {
+    auto st = append(n);
+    ASSERT_FALSE(st) << "a batch written into a file that is gone was reported durable";
+    EXPECT_EQ(st.error().code, Errc::io_error);
+    EXPECT_NE(st.error().detail.find("removed or replaced"), std::string::npos) << st.error().detail;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the store must not create a new, empty database";
+  std::filesystem::rename(aside, path);
+  ASSERT_TRUE(append(4)) << "the store did not recover when its file came back";
+  store.close();
+  SqliteStore again(sqlite_options(dir));
+  auto recovered = open_and_recover(again);
+  ASSERT_TRUE(recovered) << recovered.error().to_string();
+  ASSERT_EQ(recovered->size(), 2u);
+  EXPECT_EQ((*recovered)[0].message->correlation_id, "corr-1");
+  EXPECT_EQ((*recovered)[1].message->correlation_id, "corr-4");
+}
+
 TEST(SqliteStore, QueuesWithoutMessagesAreDroppedAtOpen) {
   TempDir dir;
   {
