@@ -158,8 +158,11 @@ int serve(const config::Flags& flags) {
     log->info("mqtt listening on {}:{}", ep.address().to_string(), ep.port());
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  // PostgreSQL keeps its data on the server (schema in the log), the others in the data dir.
+  const std::string where = cfg->store.kind == "postgres" ? "schema " + cfg->store.postgres_schema
+                                                          : cfg->store.data_dir.string();
   log->info("carrier ready: {} shard(s), store '{}' in {}, {} message(s) recovered, started in {} ms", shards,
-            cfg->store.kind, cfg->store.data_dir.string(), recovered, ms.count());
+            cfg->store.kind, where, recovered, ms.count());
 
   signals_context.run();
   log->info("received signal {}: shutting down", received_signal);
