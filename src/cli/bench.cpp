@@ -137,18 +137,32 @@ int run_bench(const Options& o) {
   // Drain: wait for every expected delivery, or until none arrived for --drain-timeout.
   const std::uint64_t sent = w.sent();
   const std::uint64_t expected = o.kind == Kind::topic ? sent * o.consumers : (o.consumers > 0 ? sent : 0);
+  // Bounded twice: a broker that stops delivering, and one that delivers a trickle.
   std::uint64_t seen = w.received();
-  auto last_progress = Clock::now();
+  const auto drain_start = Clock::now();
+  auto last_progress = drain_start;
   const auto drain_timeout = std::chrono::duration<double>(o.drain_timeout_s);
+  const auto drain_limit = std::chrono::duration<double>(o.drain_limit_s);
+  auto seconds_text = [](double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", s);
+    return std::string(text);
+  };
   while (seen < expected && !interrupted.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::uint64_t now_seen = w.received();
+    const auto now = Clock::now();
     if (now_seen != seen) {
       seen = now_seen;
-      last_progress = Clock::now();
-    } else if (Clock::now() - last_progress > drain_timeout) {
-      control.error("drain: no delivery for " + std::to_string(o.drain_timeout_s) + " s with " +
-                    std::to_string(expected - seen) + " of " + std::to_string(expected) + " still expected");
+      last_progress = now;
+    }
+    const bool stalled = now - last_progress > drain_timeout;
+    if (stalled || now - drain_start > drain_limit) {
+      control.error("drain: " +
+                    (stalled ? "no delivery for " + seconds_text(o.drain_timeout_s)
+                             : "still draining after " + seconds_text(o.drain_limit_s)) +
+                    ", " + std::to_string(expected - seen) + " of " + std::to_string(expected) +
+                    " deliveries missing");
       break;
     }
   }
@@ -242,7 +256,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--mqtt-version", raw->mqtt_version, "3.1.1 | 5 (default 3.1.1)");
   cmd->add_option("--rate", raw->rate, "Offered msg/s over all producers (default: as fast as possible)");
   cmd->add_option("--drain-timeout", raw->drain_timeout_s,
-                  "After sending, wait this long without a delivery before giving up (default 10)");
+                  "After sending, give up after this many seconds without a delivery (default 10)");
+  cmd->add_option("--drain-limit", raw->drain_limit_s,
+                  "After sending, give up after this many seconds of draining in all (default 60)");
   cmd->add_option("--login", raw->login, "STOMP login / MQTT user name");
   cmd->add_option("--passcode", raw->passcode, "STOMP passcode / MQTT password");
   cmd->add_option("--vhost", raw->vhost, "STOMP CONNECT host header (RabbitMQ: the virtual host, e.g. /)");

@@ -174,7 +174,7 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
   if (o.producers > 1000 || o.consumers > 1000) return bad("--producers and --consumers are at most 1000");
   if (raw.count && raw.duration_s) return bad("--count and --duration exclude each other");
   if (raw.count) {
-    if (*raw.count == 0) return bad("--count must be at least 1");
+    if (*raw.count < o.producers) return bad("--count must be at least --producers (one message each)");
     o.count = *raw.count;
   }
   if (raw.duration_s) {
@@ -209,6 +209,10 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
   if (raw.drain_timeout_s) {
     if (!(*raw.drain_timeout_s > 0)) return bad("--drain-timeout must be positive");
     o.drain_timeout_s = *raw.drain_timeout_s;
+  }
+  if (raw.drain_limit_s) {
+    if (!(*raw.drain_limit_s > 0)) return bad("--drain-limit must be positive");
+    o.drain_limit_s = *raw.drain_limit_s;
   }
   if (raw.mqtt_version) {
     if (*raw.mqtt_version == "5" || *raw.mqtt_version == "5.0") {

@@ -37,6 +37,7 @@ struct RawOptions {
   std::optional<unsigned> qos;
   std::optional<double> rate;
   std::optional<double> drain_timeout_s;
+  std::optional<double> drain_limit_s;
   std::optional<std::string> mqtt_version;
   std::string login;
   std::string passcode;
@@ -65,7 +66,8 @@ struct Options {
   std::optional<unsigned> prefetch;
   unsigned qos = 0;
   double rate = 0;           // total offered msg/s over all producers; 0: as fast as possible
-  double drain_timeout_s = 10;
+  double drain_timeout_s = 10;   // give up draining after this long without a delivery
+  double drain_limit_s = 60;     // ... or after this long in all (a broker delivering a trickle)
   bool mqtt_v5 = false;
   std::string login;
   std::string passcode;

@@ -244,6 +244,12 @@ TEST(BenchOptions, RefusesBadCombinations) {
   raw.producers = 0;
   EXPECT_TRUE(refused(raw));
   raw = {};
+  raw.producers = 4;
+  raw.count = 3;  // a producer without a message would run for --duration instead
+  EXPECT_TRUE(refused(raw));
+  raw.count = 4;
+  EXPECT_FALSE(refused(raw));
+  raw = {};
   raw.server = "127.0.0.1:0";
   EXPECT_TRUE(refused(raw));
 }
