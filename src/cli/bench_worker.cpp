@@ -1,13 +1,15 @@
 #include "cli/bench_worker.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace carrier::cli::bench {
 
 void RunControl::error(std::string text) {
   std::lock_guard lock(mutex_);
-  // A broken broker can fail thousands of sends the same way: keep the first few.
-  if (errors_.size() < 20) errors_.push_back(std::move(text));
+  // A broken broker can fail thousands of sends the same way: keep the first few, once each.
+  if (errors_.size() >= 20 || std::find(errors_.begin(), errors_.end(), text) != errors_.end()) return;
+  errors_.push_back(std::move(text));
 }
 
 std::vector<std::string> RunControl::errors() const {
