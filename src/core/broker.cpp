@@ -386,31 +386,14 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
 }
 
 void Broker::ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
-  auto it = subscriptions_.find(id);
-  if (it == subscriptions_.end()) {
-    complete_on(self_, std::move(done), unexpected(Errc::not_found, "no such subscription"));
-    return;
-  }
-  if (it->second.topic_private) {
-    auto& sub = topic_subscriptions_.at(id);
-    auto outcome = sub.queue->ack(id, tags);
-    for (const auto& m : outcome.removed) account(-static_cast<std::int64_t>(m->footprint()));
-    dispatch(sub.queue->key(), *sub.queue, false);
-    complete_on(self_, std::move(done), ok());
-    return;
-  }
-  auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
-  const auto owner = it->second.owner;
-  if (owner == self_) {
-    owner_settle(it->second.queue_key, id, std::move(tags), true, true, std::move(reply));
-    return;
-  }
-  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), reply = std::move(reply)](Broker& b) mutable {
-    b.owner_settle(std::move(key), id, std::move(tags), true, true, std::move(reply));
-  });
+  settle(id, std::move(tags), true, std::move(done));
 }
 
 void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
+  settle(id, std::move(tags), false, std::move(done));
+}
+
+void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, Completion done) {
   auto it = subscriptions_.find(id);
   if (it == subscriptions_.end()) {
     complete_on(self_, std::move(done), unexpected(Errc::not_found, "no such subscription"));
@@ -418,19 +401,26 @@ void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion don
   }
   if (it->second.topic_private) {
     auto& sub = topic_subscriptions_.at(id);
-    auto outcome = sub.queue->nack(id, tags);
-    handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+    if (is_ack) {
+      auto outcome = sub.queue->ack(id, tags);
+      for (const auto& m : outcome.removed) account(-static_cast<std::int64_t>(m->footprint()));
+      dispatch(sub.queue->key(), *sub.queue, false);
+    } else {
+      auto outcome = sub.queue->nack(id, tags);
+      handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+    }
     complete_on(self_, std::move(done), ok());
     return;
   }
   auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
   const auto owner = it->second.owner;
+  // Acks of persistent messages are recorded; nacks only move messages in memory.
   if (owner == self_) {
-    owner_settle(it->second.queue_key, id, std::move(tags), false, false, std::move(reply));
+    owner_settle(it->second.queue_key, id, std::move(tags), is_ack, is_ack, std::move(reply));
     return;
   }
-  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), reply = std::move(reply)](Broker& b) mutable {
-    b.owner_settle(std::move(key), id, std::move(tags), false, false, std::move(reply));
+  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), is_ack, reply = std::move(reply)](Broker& b) mutable {
+    b.owner_settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(reply));
   });
 }
 

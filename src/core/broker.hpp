@@ -198,6 +198,7 @@ class Broker {
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
             store::Batch& batch);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
+  void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, Completion done);
   void complete_on(ShardId shard, Completion done, Status status);
   void post_to(ShardId shard, std::function<void(Broker&)> fn);
 

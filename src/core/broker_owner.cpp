@@ -15,15 +15,6 @@ constexpr std::string_view kDefinitionsKey = "queue:$subscriptions";
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-std::string format_destination(const Destination& d) {
-  switch (d.kind) {
-    case DestinationKind::queue: return "/queue/" + d.name;
-    case DestinationKind::topic: return "/topic/" + d.name;
-    case DestinationKind::temp_queue: return "/temp-queue/" + d.name;
-  }
-  return d.name;
-}
-
 }  // namespace
 
 void Broker::account(std::int64_t bytes) {
@@ -56,7 +47,7 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
     if (starts_with(r.key, "temp-queue:") && !queues_.contains(r.key)) {
       if (outcome) {
         outcome = unexpected(Errc::not_found,
-                             "temporary queue " + format_destination(m->destination) + " no longer exists");
+                             "temporary queue " + m->destination.uri() + " no longer exists");
       }
       continue;
     }
@@ -93,7 +84,7 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
     if (refused) {
       if (outcome) {
         outcome = unexpected(Errc::limit_exceeded,
-                             "destination " + format_destination(m->destination) + " is full (max_messages " +
+                             "destination " + m->destination.uri() + " is full (max_messages " +
                                  std::to_string(policy.max_messages) + ", max_bytes " + std::to_string(policy.max_bytes) + ")");
       }
       if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
@@ -294,7 +285,7 @@ void Broker::dead_letter(const std::string& key, bool stored, Queue::Entry entry
   copy->destination = Destination{DestinationKind::queue, dlq};
   copy->expires_ms = 0;  // it is here because it expired, or to be looked at: it must stay
   copy->deliver_at_ms = 0;
-  copy->properties.emplace_back("original-destination", format_destination(m.destination));
+  copy->properties.emplace_back("original-destination", m.destination.uri());
   copy->properties.emplace_back("dlq-reason", std::string(reason));
   copy->properties.emplace_back("dlq-delivery-count", std::to_string(entry.delivery_count));
   auto dlq_key = copy->destination.key();

@@ -22,6 +22,15 @@ std::string Destination::key() const {
   return out;
 }
 
+std::string Destination::uri() const {
+  switch (kind) {
+    case DestinationKind::queue: return "/queue/" + name;
+    case DestinationKind::topic: return "/topic/" + name;
+    case DestinationKind::temp_queue: return "/temp-queue/" + name;
+  }
+  return name;
+}
+
 std::optional<Destination> Destination::from_key(std::string_view key) {
   for (auto [prefix, kind] : {std::pair{kQueuePrefix, DestinationKind::queue},
                               std::pair{kTopicPrefix, DestinationKind::topic},

@@ -30,6 +30,8 @@ struct Destination {
   auto operator<=>(const Destination&) const = default;
   // "queue:orders.eu": the key used by the store and for shard ownership.
   std::string key() const;
+  // "/queue/orders.eu", "/topic/a.b", "/temp-queue/x": the JMS-style spelling used in headers.
+  std::string uri() const;
   static std::optional<Destination> from_key(std::string_view key);
 };
 

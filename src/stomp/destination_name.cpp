@@ -25,13 +25,6 @@ std::optional<core::Destination> parse_destination(std::string_view text) {
   return core::Destination{DestinationKind::queue, std::string(text)};
 }
 
-std::string format_destination(const core::Destination& d) {
-  switch (d.kind) {
-    case core::DestinationKind::queue: return "/queue/" + d.name;
-    case core::DestinationKind::topic: return "/topic/" + d.name;
-    case core::DestinationKind::temp_queue: return "/temp-queue/" + d.name;
-  }
-  return d.name;
-}
+std::string format_destination(const core::Destination& d) { return d.uri(); }
 
 }  // namespace carrier::stomp

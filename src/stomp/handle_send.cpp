@@ -33,11 +33,15 @@ std::string Session::qualify_temp_name(std::string_view name) const {
   return session_id_ + "." + std::string(name);
 }
 
+bool Session::is_own_temp_name(std::string_view name) const {
+  return name.substr(0, 8) != "carrier-" || name.rfind(session_id_ + ".", 0) == 0;
+}
+
 Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
   auto dest = parse_destination(text);
   if (!dest) return unexpected(Errc::invalid_argument, fmt::format("invalid destination '{}'", text));
   if (dest->kind == core::DestinationKind::temp_queue) {
-    const bool ours = dest->name.substr(0, 8) != "carrier-" || dest->name.rfind(session_id_ + ".", 0) == 0;
+    const bool ours = is_own_temp_name(dest->name);
     if (for_subscribe && !ours) {
       return unexpected(Errc::permission_denied,
                         fmt::format("temporary queue '{}' belongs to another connection", text));
@@ -103,7 +107,7 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
       auto reply = parse_destination(value);
       if (reply && reply->kind == core::DestinationKind::temp_queue) {
-        const bool ours = reply->name.substr(0, 8) != "carrier-" || reply->name.rfind(session_id_ + ".", 0) == 0;
+        const bool ours = is_own_temp_name(reply->name);
         reply->name = qualify_temp_name(reply->name);
         if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
         m.reply_to = format_destination(*reply);

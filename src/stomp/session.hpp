@@ -88,6 +88,8 @@ class Session : public net::Connection {
   // "/temp-queue/x" names this connection's own temporary queue; others' stay as they are.
   Result<core::Destination> resolve_destination(std::string_view text, bool for_subscribe);
   std::string qualify_temp_name(std::string_view name) const;
+  // A temporary queue name this connection may own: unqualified, or qualified with our session.
+  bool is_own_temp_name(std::string_view name) const;
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
   Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
 
