@@ -43,9 +43,11 @@ std::optional<Destination> Destination::from_key(std::string_view key) {
 }
 
 std::size_t Message::footprint() const {
+  if (std::size_t cached = footprint_cache.bytes.load(std::memory_order_relaxed); cached != 0) return cached;
   std::size_t n = sizeof(Message) + destination.name.size() + correlation_id.size() + reply_to.size() +
                   type.size() + content_type.size() + body_size();
   for (const auto& [k, v] : properties) n += k.size() + v.size() + 2 * sizeof(std::string);
+  footprint_cache.bytes.store(n, std::memory_order_relaxed);
   return n;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,8 +57,22 @@ struct Message {
   bool from_retained = false;         // this copy is sent because it was retained (not stored)
 
   std::size_t body_size() const { return body ? body->size() : 0; }
-  // Approximate bytes this message holds in memory; used for limits and accounting.
+  // Approximate bytes this message holds in memory; used for limits and accounting. Computed
+  // once: every queue a message passes through asks, several times per delivery.
   std::size_t footprint() const;
+
+  // A copy starts uncomputed (the copy is usually changed next). Atomic because shards share
+  // one message and may ask at once; they compute the same value.
+  struct FootprintCache {
+    mutable std::atomic<std::size_t> bytes{0};
+    FootprintCache() = default;
+    FootprintCache(const FootprintCache&) {}
+    FootprintCache& operator=(const FootprintCache&) {
+      bytes.store(0, std::memory_order_relaxed);
+      return *this;
+    }
+  };
+  FootprintCache footprint_cache;
 };
 
 using MessagePtr = std::shared_ptr<const Message>;

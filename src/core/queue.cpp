@@ -64,10 +64,8 @@ std::vector<Queue::Entry> Queue::remove_consumer(ConsumerId id, bool* found) {
   auto it = std::find_if(consumers_.begin(), consumers_.end(), [id](const ConsumerState& c) { return c.ref.id == id; });
   if (found != nullptr) *found = it != consumers_.end();
   if (it == consumers_.end()) return returned;
-  for (auto& [tag, entry] : it->unacked) {
-    entry.redelivered = true;
-    returned.push_back(std::move(entry));
-  }
+  returned = it->unacked.take_all();
+  for (auto& entry : returned) entry.redelivered = true;
   std::sort(returned.begin(), returned.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
   if (it->ref.selector) --selective_consumers_;
   const auto index = static_cast<std::size_t>(it - consumers_.begin());
@@ -85,13 +83,12 @@ Queue::Outcome Queue::ack(ConsumerId id, std::span<const std::uint64_t> tags) {
     return out;
   }
   for (auto tag : tags) {
-    auto it = c->unacked.find(tag);
-    if (it == c->unacked.end()) {
+    auto entry = c->unacked.take(tag);
+    if (!entry) {
       ++out.unknown_tags;
       continue;
     }
-    out.removed.push_back(std::move(it->second.message));
-    c->unacked.erase(it);
+    out.removed.push_back(std::move(entry->message));
   }
   return out;
 }
@@ -104,14 +101,13 @@ Queue::Outcome Queue::nack(ConsumerId id, std::span<const std::uint64_t> tags) {
     return out;
   }
   for (auto tag : tags) {
-    auto it = c->unacked.find(tag);
-    if (it == c->unacked.end()) {
+    auto entry = c->unacked.take(tag);
+    if (!entry) {
       ++out.unknown_tags;
       continue;
     }
-    it->second.redelivered = true;
-    out.returned.push_back(std::move(it->second));
-    c->unacked.erase(it);
+    entry->redelivered = true;
+    out.returned.push_back(std::move(*entry));
   }
   return out;
 }
@@ -143,7 +139,7 @@ void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std
   ++e.delivery_count;
   const std::uint64_t tag = c.next_tag++;
   out[static_cast<std::size_t>(batch_of[idx])].batch.push_back(Delivery{e.message, tag, e.delivery_count, e.redelivered});
-  c.unacked.emplace(tag, std::move(e));
+  c.unacked.push(tag, std::move(e));
 }
 
 std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<Entry>& expired_out) {
@@ -226,8 +222,7 @@ std::vector<Queue::Entry> Queue::take_all() {
     lane.clear();
   }
   for (auto& c : consumers_) {
-    for (auto& [tag, e] : c.unacked) out.push_back(std::move(e));
-    c.unacked.clear();
+    for (auto& e : c.unacked.take_all()) out.push_back(std::move(e));
   }
   ready_count_ = 0;
   ready_bytes_ = 0;

@@ -11,6 +11,7 @@
 
 #include "core/consumer.hpp"
 #include "core/message.hpp"
+#include "core/unacked_log.hpp"
 
 namespace carrier::core {
 
@@ -87,7 +88,7 @@ class Queue {
   struct ConsumerState {
     ConsumerRef ref;
     std::uint64_t next_tag = 1;
-    std::map<std::uint64_t, Entry> unacked;  // by tag
+    UnackedLog<Entry> unacked;
     bool has_credit() const { return unacked.size() < ref.prefetch; }
   };
 

@@ -6,6 +6,7 @@
 #include "base/logging.hpp"
 #include "mqtt/codec/encoder.hpp"
 #include "mqtt/message_mapping.hpp"
+#include "mqtt/topic_map.hpp"
 #include "mqtt/session.hpp"
 
 namespace carrier::mqtt {
@@ -69,7 +70,15 @@ bool Session::send_delivery(Outgoing& out) {
   // RETAIN is set on retained messages sent for a new subscription; on live ones only with
   // retain-as-published (MQTT 5), never before MQTT 5 (3.1.1 3.3.1.3).
   const bool retain = m.from_retained || (v5 && sub.options.retain_as_published && m.retain);
-  auto publish = to_publish(m, OutboundOptions{qos, retain, version_, broker_.now_ms(), sub.options.identifier});
+  if (last_core_name_ != m.destination.name) {
+    last_core_name_ = m.destination.name;
+    last_mqtt_name_ = to_mqtt_name(m.destination.name);
+  }
+  std::optional<codec::Publish> publish;
+  if (last_mqtt_name_) {
+    const std::int64_t now = m.expires_ms != 0 ? broker_.now_ms() : 0;
+    publish = to_publish_header(m, *last_mqtt_name_, OutboundOptions{qos, retain, version_, now, sub.options.identifier});
+  }
   if (!publish) {
     settle(out.consumer, out.delivery.tag);  // expired, or a topic MQTT cannot spell
     return true;
@@ -90,7 +99,7 @@ bool Session::send_delivery(Outgoing& out) {
   // Encoded in place; taken back if it is larger than the client accepts.
   std::string& buffer = this->out();
   const std::size_t before = buffer.size();
-  codec::encode(*publish, version_, buffer);
+  codec::encode_publish(*publish, m.body ? std::string_view(*m.body) : std::string_view(), version_, buffer);
   if (client_max_packet_size_ != 0 && buffer.size() - before > client_max_packet_size_) {
     // Dropped as if delivered (MQTT 5 3.1.2.11.4).
     log()->debug("{} message of {} bytes exceeds the client's maximum packet size {}: dropped", log_prefix(),

@@ -52,13 +52,18 @@ std::uint8_t message_qos(const core::Message& m) {
 }
 
 std::optional<codec::Publish> to_publish(const core::Message& m, const OutboundOptions& o) {
-  codec::Publish p;
   auto topic = to_mqtt_name(m.destination.name);
   if (!topic) return std::nullopt;
-  p.topic = std::move(*topic);
+  auto p = to_publish_header(m, std::move(*topic), o);
+  if (p && m.body) p->payload = *m.body;
+  return p;
+}
+
+std::optional<codec::Publish> to_publish_header(const core::Message& m, std::string topic, const OutboundOptions& o) {
+  codec::Publish p;
+  p.topic = std::move(topic);
   p.qos = o.qos;
   p.retain = o.retain;
-  if (m.body) p.payload = *m.body;
   if (o.version != codec::Version::v5) {
     if (m.expires_ms != 0 && m.expires_ms <= o.now_ms) return std::nullopt;
     return p;

@@ -33,7 +33,7 @@ struct OutboundOptions {
   std::uint8_t qos = 0;  // the delivered QoS (min of the message's and the subscription's)
   bool retain = false;
   codec::Version version = codec::Version::v3_1_1;
-  std::int64_t now_ms = 0;
+  std::int64_t now_ms = 0;  // read only for a message with an expiration
   std::uint32_t subscription_id = 0;  // 0: none
 };
 
@@ -42,5 +42,8 @@ struct OutboundOptions {
 // topic name. MQTT 5 properties come from the message; values an MQTT client could not accept
 // (invalid UTF-8, over 64 KiB) are left out.
 std::optional<codec::Publish> to_publish(const core::Message& m, const OutboundOptions& options);
+// As to_publish, for a topic already mapped by the caller and without the payload: a session
+// encodes the shared body itself (codec::encode_publish) rather than copying it per delivery.
+std::optional<codec::Publish> to_publish_header(const core::Message& m, std::string topic, const OutboundOptions& options);
 
 }  // namespace carrier::mqtt

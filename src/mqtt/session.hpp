@@ -174,6 +174,11 @@ class Session : public net::Connection {
   std::uint32_t client_max_packet_size_ = 0;  // 0: none
   std::uint16_t client_topic_alias_maximum_ = 0;
   std::unordered_map<std::string, std::uint16_t> outbound_aliases_;
+  // The last destination delivered and its MQTT topic (nullopt: not spellable in MQTT):
+  // consecutive deliveries mostly share a topic, and mapping + validating it costs more than
+  // the rest of the PUBLISH.
+  std::string last_core_name_;
+  std::optional<std::string> last_mqtt_name_;
 
   // inbound
   std::unordered_map<std::uint16_t, std::string> inbound_aliases_;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "mqtt/codec/packet.hpp"
 
@@ -15,6 +16,9 @@ void encode(const Packet& packet, Version version, std::string& out);
 void encode(const Connect& p, std::string& out);  // the version is p.version
 void encode(const Connack& p, Version version, std::string& out);
 void encode(const Publish& p, Version version, std::string& out);
+// As encode(Publish), with the payload given apart (p.payload is not read): a broker fanning one
+// message out encodes from the shared body without copying it into each Publish.
+void encode_publish(const Publish& p, std::string_view payload, Version version, std::string& out);
 void encode(const Puback& p, Version version, std::string& out);
 void encode(const Pubrec& p, Version version, std::string& out);
 void encode(const Pubrel& p, Version version, std::string& out);

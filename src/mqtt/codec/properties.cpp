@@ -264,7 +264,7 @@ const char* to_string(PropertyId id) noexcept {
   return s != nullptr ? s->name : "unknown property";
 }
 
-bool Properties::empty() const { return *this == Properties{}; }
+bool Properties::empty() const { return body_size(*this) == 0; }  // every present property has an id byte
 
 bool is_allowed(PropertyId id, PropertyContext context) noexcept {
   const Spec* s = find_spec(static_cast<std::uint8_t>(id));

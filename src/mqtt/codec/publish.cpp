@@ -31,7 +31,7 @@ bool decode_publish(Reader& in, std::uint8_t flags, Version version, Publish& ou
   if (out.qos == 0 && out.dup) return in.fail(ReasonCode::malformed_packet, 0, "PUBLISH with QoS 0 and DUP set");
   const std::size_t topic_at = in.offset();
   if (!in.utf8(out.topic, "topic name")) return false;
-  if (out.topic.find_first_of("+#") != std::string::npos) {
+  if (has_wildcard(out.topic)) {
     return in.fail(ReasonCode::topic_name_invalid, topic_at, "topic name contains a wildcard");
   }
   if (out.qos > 0 && !read_packet_id(in, out.packet_id)) return false;
@@ -71,18 +71,20 @@ bool decode_publish_response(Reader& in, PacketType type, Version version, std::
 
 }  // namespace detail
 
-void encode(const Publish& p, Version version, std::string& out) {
-  std::string head;
-  put_string(head, p.topic);
-  if (p.qos > 0) put_u16(head, p.packet_id);
-  if (version == Version::v5) encode_properties(p.properties, PropertyContext::publish, head);
+void encode(const Publish& p, Version version, std::string& out) { encode_publish(p, p.payload, version, out); }
+
+void encode_publish(const Publish& p, std::string_view payload, Version version, std::string& out) {
+  // Sized first and written straight into `out`: a delivery encodes with no allocation of its own.
+  std::size_t head = 2 + p.topic.size() + (p.qos > 0 ? 2 : 0);
+  if (version == Version::v5) head += encoded_properties_size(p.properties);
   std::uint8_t flags = static_cast<std::uint8_t>((p.qos & 0x03) << 1);
   if (p.dup) flags |= 0x08;
   if (p.retain) flags |= 0x01;
-  // The payload is appended in place rather than copied into a body first.
-  put_fixed_header(out, PacketType::publish, flags, static_cast<std::uint32_t>(head.size() + p.payload.size()));
-  out.append(head);
-  out.append(p.payload);
+  put_fixed_header(out, PacketType::publish, flags, static_cast<std::uint32_t>(head + payload.size()));
+  put_string(out, p.topic);
+  if (p.qos > 0) put_u16(out, p.packet_id);
+  if (version == Version::v5) encode_properties(p.properties, PropertyContext::publish, out);
+  out.append(payload);
 }
 
 namespace {

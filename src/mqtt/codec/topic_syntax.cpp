@@ -2,9 +2,14 @@
 
 namespace carrier::mqtt::codec {
 
-bool is_valid_topic_name(std::string_view name) noexcept {
-  return !name.empty() && name.find_first_of("+#") == std::string_view::npos;
+bool has_wildcard(std::string_view text) noexcept {
+  for (char c : text) {
+    if (c == '+' || c == '#') return true;
+  }
+  return false;
 }
+
+bool is_valid_topic_name(std::string_view name) noexcept { return !name.empty() && !has_wildcard(name); }
 
 bool is_valid_topic_filter(std::string_view filter) noexcept {
   if (filter.empty()) return false;
@@ -26,7 +31,7 @@ std::optional<SharedFilter> parse_shared_filter(std::string_view filter) noexcep
   const std::size_t slash = rest.find('/');
   if (slash == std::string_view::npos || slash == 0) return std::nullopt;
   SharedFilter out{rest.substr(0, slash), rest.substr(slash + 1)};
-  if (out.group.find_first_of("+#") != std::string_view::npos) return std::nullopt;
+  if (has_wildcard(out.group)) return std::nullopt;
   if (!is_valid_topic_filter(out.filter)) return std::nullopt;
   return out;
 }

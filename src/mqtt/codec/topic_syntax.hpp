@@ -7,6 +7,10 @@ namespace carrier::mqtt::codec {
 
 // Topic syntax (section 4.7), on strings already checked as UTF-8.
 
+// Whether `text` holds `+` or `#`. A plain loop: find_first_of with a character set calls memchr
+// once per character, which showed on every PUBLISH.
+bool has_wildcard(std::string_view text) noexcept;
+
 // A name a PUBLISH may carry: at least one character, no `+` or `#`.
 bool is_valid_topic_name(std::string_view name) noexcept;
 

@@ -1,0 +1,53 @@
+#include "core/unacked_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace carrier::core {
+namespace {
+
+TEST(UnackedLog, TakesInOrderAndOutOfOrder) {
+  UnackedLog<std::string> log;
+  for (std::uint64_t t = 1; t <= 5; ++t) log.push(t, "m" + std::to_string(t));
+  EXPECT_EQ(log.size(), 5u);
+  EXPECT_EQ(log.take(1), "m1");
+  EXPECT_EQ(log.take(4), "m4");  // a hole in the middle
+  EXPECT_FALSE(log.take(4));     // taken already
+  EXPECT_FALSE(log.take(9));     // never pushed
+  EXPECT_FALSE(log.contains(4));
+  EXPECT_TRUE(log.contains(3));
+  EXPECT_EQ(log.size(), 3u);
+  EXPECT_EQ(log.take(2), "m2");
+  EXPECT_EQ(log.take(3), "m3");  // the hole at 4 is skipped past
+  EXPECT_EQ(log.take(5), "m5");
+  EXPECT_TRUE(log.empty());
+  EXPECT_FALSE(log.take(0));
+}
+
+TEST(UnackedLog, TakeAllKeepsTagOrderAndEmpties) {
+  UnackedLog<int> log;
+  for (int t = 1; t <= 6; ++t) log.push(static_cast<std::uint64_t>(t), t * 10);
+  ASSERT_TRUE(log.take(3));
+  EXPECT_EQ(log.take_all(), (std::vector<int>{10, 20, 40, 50, 60}));
+  EXPECT_TRUE(log.empty());
+  EXPECT_FALSE(log.take(1));
+  log.push(7, 70);  // usable again, tags still increasing
+  EXPECT_EQ(log.take(7), 70);
+}
+
+TEST(UnackedLog, AnOldUnackedEntryDoesNotPinEverythingAfterIt) {
+  UnackedLog<int> log;
+  log.push(1, 1);  // never acked
+  for (std::uint64_t t = 2; t < 100'000; ++t) {
+    log.push(t, 0);
+    ASSERT_TRUE(log.take(t));
+    ASSERT_LE(log.slots(), 130u) << "holes behind the oldest entry are not compacted";
+  }
+  EXPECT_EQ(log.size(), 1u);
+  EXPECT_EQ(log.take(1), 1);
+  EXPECT_TRUE(log.empty());
+}
+
+}  // namespace
+}  // namespace carrier::core
