@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from helpers import raw_mqtt
+from helpers.raw_mqtt import RawMqtt
 from helpers.raw_stomp import RawStomp
 from helpers.reliable import config, core, fresh, rss_bytes
 from helpers.wait import wait_for
@@ -149,3 +151,57 @@ def test_consumers_on_other_queues_are_served_at_the_limit(broker_factory, stomp
             assert drain.read_frame(timeout=10.0).command == "MESSAGE"
     producer.join(10)
     assert producer.sent == TOTAL and producer.error is None
+
+
+class MqttPublisher(threading.Thread):
+    """Publishes TOTAL QoS 0 64 KiB messages over a raw MQTT socket as fast as it takes them;
+    each payload starts with its sequence number."""
+
+    def __init__(self, port, topic):
+        super().__init__(daemon=True)
+        self.client = RawMqtt(port, timeout=60.0)
+        self.client.connect("flood-publisher")
+        self.topic = topic
+        self.sent = 0
+        self.error = None
+
+    def run(self):
+        filler = b"x" * (BODY - 16)
+        try:
+            for seq in range(TOTAL):
+                self.client.send(raw_mqtt.publish(self.topic, b"%016d" % seq + filler))
+                self.sent = seq + 1
+        except Exception as e:  # reported by the test
+            self.error = e
+
+
+@pytest.mark.timeout(120)
+def test_memory_limit_holds_back_mqtt_publishers(broker_factory):
+    broker = broker_factory(config=config(core(memory_limit_bytes=LIMIT)))
+    topic = f"flood/{fresh(prefix='m').rsplit('.', 1)[1]}"
+    with RawStomp(broker.port, timeout=10.0) as consumer:
+        consumer.connect("1.2")
+        # A consumer that takes one message and acks nothing yet: the rest queue in the broker.
+        consumer.send_frame("SUBSCRIBE", [("destination", "/topic/" + topic.replace("/", ".")), ("id", "0"),
+                                          ("ack", "client-individual"), ("activemq.prefetchSize", "1"),
+                                          ("receipt", "sub")])
+        assert consumer.read_frame(timeout=10.0).command == "RECEIPT"
+        baseline = rss_bytes(broker.proc.pid)
+        publisher = MqttPublisher(broker.mqtt_port, topic)
+        publisher.start()
+        stalled_at = wait_stalled(lambda: publisher.sent, what="the MQTT publisher to be held back")
+        assert publisher.error is None, publisher.error
+        assert stalled_at < TOTAL, "the whole 64 MiB went in over MQTT: no back-pressure"
+        assert rss_bytes(broker.proc.pid) - baseline < CEILING
+
+        for expected in range(TOTAL):
+            frame = consumer.read_frame(timeout=10.0)
+            assert frame.command == "MESSAGE", frame
+            assert frame.body[:16] == b"%016d" % expected, "lost or reordered"
+            consumer.send_frame("ACK", [("id", frame.header("ack"))])
+        publisher.join(10)
+        assert publisher.error is None and publisher.sent == TOTAL
+        # Still a working MQTT connection after being paused.
+        publisher.client.send(bytes([0xC0, 0]))  # PINGREQ
+        assert publisher.client.read(timeout=10.0).type == 13  # PINGRESP
+        publisher.client.close()

@@ -67,6 +67,14 @@ void Session::on_data(std::string& buffer) {
       need_at_least_ = r.need_at_least;
       break;
     }
+    if (std::holds_alternative<codec::Publish>(*r.packet) && broker_.memory() != nullptr &&
+        broker_.memory()->over_limit()) {
+      // Past the memory limit: leave this PUBLISH unread and stop reading until consumers
+      // drain (the relief resumes every connection; this one then decodes it again).
+      log()->debug("{} memory limit reached: pausing this publisher", log_prefix());
+      pause_reading();
+      break;
+    }
     offset += r.consumed;
     handle(*r.packet);
   }
