@@ -157,10 +157,10 @@ class MqttPublisher(threading.Thread):
     """Publishes TOTAL QoS 0 64 KiB messages over a raw MQTT socket as fast as it takes them;
     each payload starts with its sequence number."""
 
-    def __init__(self, port, topic):
+    def __init__(self, port, topic, keep_alive):
         super().__init__(daemon=True)
         self.client = RawMqtt(port, timeout=60.0)
-        self.client.connect("flood-publisher")
+        self.client.connect("flood-publisher", keep_alive=keep_alive)
         self.topic = topic
         self.sent = 0
         self.error = None
@@ -187,12 +187,15 @@ def test_memory_limit_holds_back_mqtt_publishers(broker_factory):
                                           ("receipt", "sub")])
         assert consumer.read_frame(timeout=10.0).command == "RECEIPT"
         baseline = rss_bytes(broker.proc.pid)
-        publisher = MqttPublisher(broker.mqtt_port, topic)
+        # Keep-alive 1 s: held back longer than 1.5 s, it must not count as a silent client.
+        publisher = MqttPublisher(broker.mqtt_port, topic, keep_alive=1)
         publisher.start()
         stalled_at = wait_stalled(lambda: publisher.sent, what="the MQTT publisher to be held back")
         assert publisher.error is None, publisher.error
         assert stalled_at < TOTAL, "the whole 64 MiB went in over MQTT: no back-pressure"
         assert rss_bytes(broker.proc.pid) - baseline < CEILING
+        held_since = time.monotonic()
+        wait_for(lambda: time.monotonic() - held_since > 2.0, 5.0, "two keep-alive periods to pass")
 
         for expected in range(TOTAL):
             frame = consumer.read_frame(timeout=10.0)

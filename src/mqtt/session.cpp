@@ -195,7 +195,8 @@ net::asio::awaitable<void> Session::watchdog_loop(std::shared_ptr<Session> self)
       continue;
     }
     // MQTT: a client silent for one and a half keep-alive periods is gone.
-    if (self->connected_ && self->keep_alive_ != 0 &&
+    // Not while the broker itself holds the reading back (memory limit).
+    if (self->connected_ && self->keep_alive_ != 0 && !self->is_paused() &&
         now - self->last_read() > milliseconds(std::int64_t(self->keep_alive_) * 1500)) {
       log()->info("{} client '{}' silent for 1.5 x {} s: closing", self->log_prefix(), self->client_id_,
                   self->keep_alive_);

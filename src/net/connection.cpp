@@ -67,6 +67,9 @@ void Connection::flush() {
 void Connection::resume_reading() {
   if (!paused_) return;
   paused_ = false;
+  // The peer could not be heard while we were not reading: its silence then does not count
+  // against heart-beats or keep-alives.
+  last_read_ = std::chrono::steady_clock::now();
   resume_.cancel();
 }
 
