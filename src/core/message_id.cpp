@@ -1,6 +1,6 @@
 #include "core/message_id.hpp"
 
-#include <chrono>
+#include <time.h>
 
 namespace carrier::core {
 
@@ -80,9 +80,11 @@ std::optional<MessageId> MessageId::parse(std::string_view text) {
 MessageIdGenerator::MessageIdGenerator(std::uint64_t seed) : state_(seed) {}
 
 MessageId MessageIdGenerator::next() {
-  auto now_ms = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  // The coarse clock (a few ms of resolution, no TSC read): ids need order, which the counter
+  // gives, more than a precise time; this runs once per message.
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  const auto now_ms = static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
   // Within one millisecond (or if the clock steps back) a counter keeps ids increasing.
   if (now_ms > last_ms_) {
     last_ms_ = now_ms;

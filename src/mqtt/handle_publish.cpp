@@ -71,7 +71,7 @@ void Session::handle_publish(codec::Publish& p) {
     }
     in.refused = codec::ReasonCode::payload_format_invalid;
   } else {
-    in.message = to_core_message(std::move(p), topic, broker_.next_message_id(), broker_.now_ms(), id());
+    in.message = to_core_message(std::move(p), topic, broker_.next_message_id(), received_at_ms_, id());
     if (auto st = broker_.check_destination(in.message->destination, false); !st) {
       if (p.qos == 0) {
         log()->debug("{} PUBLISH to '{}' dropped: {}", log_prefix(), topic, st.error().to_string());

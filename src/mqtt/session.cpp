@@ -55,6 +55,7 @@ void Session::on_data(std::string& buffer) {
   }
   if (buffer.size() < need_at_least_) return;
   need_at_least_ = 0;
+  received_at_ms_ = broker_.now_ms();
   std::size_t offset = 0;
   while (!is_closing() && !is_paused() && offset < buffer.size()) {
     auto r = codec::decode(std::string_view(buffer).substr(offset), version_, limits_);

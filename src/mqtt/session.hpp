@@ -178,6 +178,8 @@ class Session : public net::Connection {
   // consecutive deliveries mostly share a topic, and mapping + validating it costs more than
   // the rest of the PUBLISH.
   std::string last_core_name_;
+  // The clock read once per chunk of input: the timestamp of every PUBLISH in it.
+  std::int64_t received_at_ms_ = 0;
   std::optional<std::string> last_mqtt_name_;
 
   // inbound
