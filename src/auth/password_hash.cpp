@@ -30,6 +30,9 @@ bool is_usable_hash(const std::string& hash) {
 }
 
 void wipe(std::string& secret) {
+  // Up to the capacity: a moved-from or shortened string may still hold the bytes in its
+  // (small-string) buffer. resize() within the capacity does not reallocate.
+  secret.resize(secret.capacity());
   if (!secret.empty()) sodium_memzero(secret.data(), secret.size());
   secret.clear();
 }

@@ -25,7 +25,7 @@ bool verify_password(const std::string& hash, std::string_view password);
 // Whether libsodium reads `hash` as an argon2id crypto_pwhash_str string.
 bool is_usable_hash(const std::string& hash);
 
-// Overwrites `secret`'s bytes (sodium_memzero: not optimised away), then empties it.
+// Overwrites `secret`'s buffer (sodium_memzero: not optimised away), then empties it.
 void wipe(std::string& secret);
 
 }  // namespace carrier::auth

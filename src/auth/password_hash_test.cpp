@@ -43,6 +43,11 @@ TEST(PasswordHashTest, WipeEmpties) {
   std::string s = "password";
   wipe(s);
   EXPECT_TRUE(s.empty());
+  std::string moved_from = "hunter2";
+  std::string taken = std::move(moved_from);
+  wipe(moved_from);  // its small-string buffer is zeroed too (not observable portably)
+  EXPECT_TRUE(moved_from.empty());
+  EXPECT_EQ(taken, "hunter2");
 }
 
 }  // namespace
