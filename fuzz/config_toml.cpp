@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/user_syntax.hpp"
 #include "config/config.hpp"
 
 namespace {
@@ -44,6 +45,11 @@ void check_accepted(const config::Config& c) {
   FUZZ_CHECK(c.core.prefetch_client >= 1);
   for (const auto& queue : c.core.queues) FUZZ_CHECK(!queue.empty());
   FUZZ_CHECK(!c.stomp_listener.enabled || !c.stomp_listener.host.empty());
+  for (const auto& user : c.auth.users) {
+    FUZZ_CHECK(auth::user_name_problem(user.name).empty());
+    FUZZ_CHECK(auth::password_hash_problem(user.password_hash).empty());
+  }
+  FUZZ_CHECK(c.auth.verify_threads >= 1 && c.auth.max_pending >= 1);
 }
 
 void check_error(const Error& e, std::string_view source) {

@@ -2,6 +2,7 @@
 
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/passwd.hpp"
 #include "cli/serve.hpp"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_recv_command(app);
   carrier::cli::add_version_command(app);
   carrier::cli::add_bench_command(app);
+  carrier::cli::add_passwd_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 
+#include "auth/authenticator.hpp"
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
@@ -69,6 +70,14 @@ int serve(const config::Flags& flags) {
   const auto started = std::chrono::steady_clock::now();
   const unsigned shards = cfg->net.shards != 0 ? cfg->net.shards : std::max(1u, std::thread::hardware_concurrency());
 
+  net::ShardPool pool(shards);  // its threads start later, once recovery is done
+  // Before the store is touched: a bad hash stops the broker here, naming the user and where.
+  auto authenticator = auth::Authenticator::create(cfg->auth, pool);
+  if (!authenticator) {
+    std::cerr << "carrier: " << authenticator.error().detail << "\n";
+    return 2;
+  }
+
   auto store = store::make_store(cfg->store);
   if (!store) {
     std::cerr << "carrier: " << store.error().to_string() << "\n";
@@ -79,7 +88,6 @@ int serve(const config::Flags& flags) {
     return 1;
   }
 
-  net::ShardPool pool(shards);
   core::MemoryGauge memory(cfg->core.memory_limit_bytes);
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
@@ -114,8 +122,10 @@ int serve(const config::Flags& flags) {
   }
   (*store)->start();
 
-  net::Listener stomp_listener(pool, "stomp", [&brokers, &cfg](net::tcp::socket socket, core::ShardId shard) {
-    auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp);
+  auth::Authenticator& auth = **authenticator;
+  net::Listener stomp_listener(pool, "stomp", [&brokers, &cfg, &auth](net::tcp::socket socket, core::ShardId shard) {
+    auto session =
+        std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp, auth);
     session->start();
   });
   if (cfg->stomp_listener.enabled) {
@@ -126,7 +136,7 @@ int serve(const config::Flags& flags) {
     }
   }
 
-  mqtt::Service mqtt_service(pool, peers, cfg->mqtt);
+  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, auth);
   net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
     mqtt_service.accept(std::move(socket), shard);
   });
@@ -157,6 +167,13 @@ int serve(const config::Flags& flags) {
     auto ep = mqtt_listener.local_endpoint();
     log->info("mqtt listening on {}:{}", ep.address().to_string(), ep.port());
   }
+  if (auth.has_users()) {
+    log->info("authentication: {} user(s){}, anonymous clients {}", auth.user_count(),
+              cfg->auth.users_file.empty() ? std::string() : " (users file " + cfg->auth.users_file.string() + ")",
+              auth.allows_anonymous() ? "allowed" : "refused");
+  } else {
+    log->info("authentication: no users configured, every client is let in");
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   // PostgreSQL keeps its data on the server (schema in the log), the others in the data dir.
   const std::string where = cfg->store.kind == "postgres" ? "schema " + cfg->store.postgres_schema
@@ -178,6 +195,7 @@ int serve(const config::Flags& flags) {
   while (open_connections(pool) != 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  auth.stop();
   (*store)->close();
   pool.force_stop();
   log->info("stopped");

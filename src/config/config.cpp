@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "auth/user_file.hpp"
+#include "auth/user_syntax.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -428,6 +431,80 @@ constexpr Key kPostgresKeys[] = {
      }},
 };
 
+// Each key of an [[auth.user]] table writes the user being read: the last one in the list.
+auth::User& user(Config& c) { return c.auth.users.back(); }
+
+constexpr Key kAuthUserKeys[] = {
+    {"name",
+     [](const Field& f, Config& c) -> Status {
+       auto name = read_string(f);
+       if (!name) return unexpected(std::move(name).error());
+       if (auto problem = auth::user_name_problem(*name); !problem.empty()) return f.must_be("a user name (" + problem + ")");
+       user(c).name = std::move(*name);
+       return ok();
+     }},
+    {"password_hash",
+     [](const Field& f, Config& c) -> Status {
+       // The value is never echoed: it may be a plaintext password written by mistake.
+       const auto* text = f.node.as_string();
+       const auto problem = text == nullptr ? std::string("must be a string") : auth::password_hash_problem(text->get());
+       if (!problem.empty()) {
+         return unexpected(Errc::invalid_argument,
+                           fmt::format("'{}' {}{}", escaped(f.key), problem, where(f.source_name, f.node.source())));
+       }
+       user(c).password_hash = text->get();
+       return ok();
+     }},
+};
+
+constexpr Key kAuthKeys[] = {
+    {"anonymous",
+     [](const Field& f, Config& c) -> Status {
+       auto value = read_bool(f);
+       if (!value) return unexpected(std::move(value).error());
+       c.auth.anonymous = *value;
+       return ok();
+     }},
+    {"users_file",
+     [](const Field& f, Config& c) -> Status {
+       auto path = read_string(f);
+       if (!path) return unexpected(std::move(path).error());
+       c.auth.users_file = std::move(*path);
+       return ok();
+     }},
+    {"failure_delay_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 60'000), c.auth.failure_delay_ms); }},
+    {"verify_threads",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 64), c.auth.verify_threads); }},
+    {"max_pending",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.max_pending); }},
+    {"user",
+     [](const Field& f, Config& c) -> Status {
+       const auto* array = f.node.as_array();
+       if (array == nullptr) return f.must_be("an array of tables ([[auth.user]])");
+       for (std::size_t i = 0; i < array->size(); ++i) {
+         Field entry{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)};
+         if (!entry.node.is_table()) return entry.must_be("a table");
+         const auto at = where(f.source_name, entry.node.source());
+         c.auth.users.push_back(auth::User{{}, {}, at.substr(4)});  // "carrier.toml:12:1", without " in "
+         if (auto st = apply_table(entry, c, kAuthUserKeys); !st) return st;
+         const auto& u = c.auth.users.back();
+         if (u.name.empty() || u.password_hash.empty()) {
+           return unexpected(Errc::invalid_argument,
+                             fmt::format("'{}' needs both name and password_hash{}", entry.key, at));
+         }
+         for (std::size_t k = 0; k + 1 < c.auth.users.size(); ++k) {
+           if (c.auth.users[k].name == u.name) {
+             return unexpected(Errc::invalid_argument, fmt::format("user \"{}\" is defined twice, in {} and {}",
+                                                                   auth::printable_name(u.name), c.auth.users[k].source,
+                                                                   u.source));
+           }
+         }
+       }
+       return ok();
+     }},
+};
+
 constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
     {"shards",
@@ -446,6 +523,7 @@ constexpr Key kTopKeys[] = {
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
     {"sqlite", [](const Field& f, Config& c) { return apply_table(f, c, kSqliteKeys); }},
     {"postgres", [](const Field& f, Config& c) { return apply_table(f, c, kPostgresKeys); }},
+    {"auth", [](const Field& f, Config& c) { return apply_table(f, c, kAuthKeys); }},
     {"policy",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();
@@ -576,6 +654,33 @@ Status apply_flags(const Flags& flags, Config& config) {
   return ok();
 }
 
+// Adds the users of [auth] users_file to the inline ones; then checks someone can log in.
+Status load_users(const std::optional<std::filesystem::path>& config_file, auth::Options& options) {
+  if (!options.users_file.empty()) {
+    if (options.users_file.is_relative() && config_file && config_file->has_parent_path()) {
+      options.users_file = config_file->parent_path() / options.users_file;
+    }
+    auto users = auth::read_user_file(options.users_file);
+    if (!users) return unexpected(std::move(users).error());
+    for (auto& u : *users) {
+      for (const auto& inline_user : options.users) {
+        if (inline_user.name == u.name) {
+          return unexpected(Errc::invalid_argument, fmt::format("user \"{}\" is defined twice, in {} and {}",
+                                                                auth::printable_name(u.name), inline_user.source,
+                                                                u.source));
+        }
+      }
+    }
+    for (auto& u : *users) options.users.push_back(std::move(u));
+  }
+  if (!options.allows_anonymous() && options.users.empty()) {
+    return unexpected(Errc::invalid_argument,
+                      "auth.anonymous is false but no user is configured ([[auth.user]] or auth.users_file): "
+                      "no client could connect");
+  }
+  return ok();
+}
+
 }  // namespace
 
 Status parse_listen(std::string_view text, std::string_view key, net::ListenerOptions& out) {
@@ -605,6 +710,7 @@ Result<Config> load(const Flags& flags) {
     }
   }
   if (auto applied = apply_flags(flags, config); !applied) return unexpected(applied.error());
+  if (auto users = load_users(flags.config_file, config.auth); !users) return unexpected(users.error());
   if (config.store.kind == "postgres" && config.store.postgres_url.empty()) {
     return unexpected(Errc::invalid_argument,
                       "store \"postgres\" needs a connection string: --postgres URL or [postgres] url");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/options.hpp"
 #include "mqtt/options.hpp"
@@ -24,6 +25,7 @@ struct Config {
   mqtt::Options mqtt;
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
+  auth::Options auth;    // load() has added the users file's users to auth.users
 };
 
 // What the command line said; each set field overrides the file.
@@ -39,8 +41,10 @@ struct Flags {
   std::optional<std::string> recover;    // "strict" | "skip-corrupt"
 };
 
-// Defaults, then the TOML file (if any), then the flags. An unknown key or a bad value is an
-// Errc::invalid_argument whose detail names the key (and the file and line for TOML).
+// Defaults, then the TOML file (if any), then the flags, then the users file that [auth]
+// names (a relative path is taken from the config file's directory). An unknown key or a bad
+// value is an Errc::invalid_argument whose detail names the key (and the file and line for
+// TOML, or the users file and line).
 Result<Config> load(const Flags& flags);
 
 // Parses the TOML text alone (exposed for tests and the config fuzz target).

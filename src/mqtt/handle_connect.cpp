@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "auth/user_syntax.hpp"
 #include "base/logging.hpp"
 #include "mqtt/codec/topic_syntax.hpp"
 #include "mqtt/reason_codes.hpp"
@@ -58,9 +59,6 @@ void Session::handle_connect(codec::Connect& c) {
                    fmt::format("authentication method '{}' is not supported", *props.authentication_method));
     return;
   }
-  // Username and password: there is no authentication hook in the broker yet (STOMP accepts
-  // any login too); they are accepted as they are.
-
   clean_start_ = c.clean_start;
   client_id_ = c.client_id;
   std::optional<std::string> assigned;
@@ -92,21 +90,59 @@ void Session::handle_connect(codec::Connect& c) {
     server_keep_alive = keep_alive_;
   }
   will_ = std::move(c.will);
+  assigned_client_id_ = assigned;
+  server_keep_alive_ = server_keep_alive;
 
   log()->debug("{} CONNECT {} client '{}' clean={} keep-alive={} expiry={}", log_prefix(), codec::to_string(version_),
                client_id_, clean_start_, keep_alive_, session_expiry_);
 
-  // Nothing else is read until the CONNACK is out: packets pipelined after CONNECT wait.
+  // Nothing else is read until the CONNACK is out: packets pipelined after CONNECT wait. The
+  // password is checked first (on the authenticator's thread when there is one to check).
   pause_reading();
+  auth::Credentials credentials{std::move(c.username), std::move(c.password)};
+  const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
+                               (credentials.password && !credentials.password->empty());
   auto weak = std::weak_ptr<Session>(self());
-  service_.claim(client_id_, self(), clean_start_,
-                 [weak, assigned, server_keep_alive](bool existed, std::optional<SessionState> state) {
-                   auto s = weak.lock();
-                   if (!s) return;
-                   s->assigned_client_id_ = assigned;
-                   s->server_keep_alive_ = server_keep_alive;
-                   s->on_claimed(existed, std::move(state));
-                 });
+  auto outcome = service_.authenticator().authenticate(std::move(credentials), shard(),
+                                                       [weak, had_credentials](auth::Outcome o) {
+                                                         if (auto s = weak.lock()) {
+                                                           s->on_authenticated(std::move(o), had_credentials);
+                                                         }
+                                                       });
+  if (outcome) on_authenticated(std::move(*outcome), had_credentials);
+}
+
+void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
+  if (is_closing()) return;
+  switch (outcome.verdict) {
+    case auth::Verdict::accepted: break;
+    case auth::Verdict::rejected:
+      // Wrong name or password (one answer for both); no credentials where they are required
+      // is "not authorized" (3.1.1: return code 5).
+      if (had_credentials) {
+        log()->info("{} authentication failed for client '{}'", log_prefix(), client_id_);
+        refuse_connect(codec::ReasonCode::bad_user_name_or_password, "authentication failed");
+      } else {
+        refuse_connect(codec::ReasonCode::not_authorized, "a user name and password are required");
+      }
+      return;
+    case auth::Verdict::busy:
+      log()->info("{} CONNECT refused: too many logins waiting for a password check", log_prefix());
+      refuse_connect(version_ == codec::Version::v5 ? codec::ReasonCode::server_busy
+                                                    : codec::ReasonCode::server_unavailable,
+                     "too many logins are being checked; try again later");
+      return;
+  }
+  user_ = std::move(outcome.user);
+  if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
+  claim_client_id();
+}
+
+void Session::claim_client_id() {
+  auto weak = std::weak_ptr<Session>(self());
+  service_.claim(client_id_, self(), clean_start_, [weak](bool existed, std::optional<SessionState> state) {
+    if (auto s = weak.lock()) s->on_claimed(existed, std::move(state));
+  });
 }
 
 void Session::on_claimed(bool existed, std::optional<SessionState> state) {

@@ -5,8 +5,9 @@
 
 namespace carrier::mqtt {
 
-Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options)
-    : executor_(executor), brokers_(std::move(brokers)), options_(std::move(options)) {
+Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
+                 auth::Authenticator& authenticator)
+    : executor_(executor), brokers_(std::move(brokers)), options_(std::move(options)), authenticator_(authenticator) {
   for (std::size_t i = 0; i < brokers_.size(); ++i) {
     registries_.push_back(
         std::make_unique<ClientRegistry>(core::ShardId(static_cast<std::uint32_t>(i)), executor_, *brokers_[i]));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/authenticator.hpp"
 #include "core/broker.hpp"
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
@@ -25,13 +26,16 @@ class Session;
 // owning one).
 class Service {
  public:
-  Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options);
+  Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
+          auth::Authenticator& authenticator);
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
   void accept(net::tcp::socket socket, core::ShardId shard);
   const Options& options() const { return options_; }
+  // The broker-wide hook that checks CONNECT's user name and password (shared with STOMP).
+  auth::Authenticator& authenticator() { return authenticator_; }
 
   // `done(existed, state)` runs on `session`'s shard once the client id is this session's: any
   // other connection with it has been told and detached. `existed`: a session was there to
@@ -49,6 +53,7 @@ class Service {
   core::Executor& executor_;
   std::vector<core::Broker*> brokers_;
   Options options_;
+  auth::Authenticator& authenticator_;
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
 };
 

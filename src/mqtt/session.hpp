@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/authenticator.hpp"
 #include "core/broker.hpp"
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
@@ -38,9 +39,9 @@ class SessionConsumer : public core::Consumer {
 // into Broker calls, and turns deliveries into PUBLISHes. Handlers per packet live in
 // handle_<packet>.cpp; outbound delivery and its flow control in deliver.cpp.
 //
-// Lifecycle: accepted -> CONNECT (reading pauses while the client registry settles who owns the
-// client id, taking it over from another connection if needed) -> CONNACK -> packets ->
-// DISCONNECT, a protocol error (DISCONNECT with a reason code on MQTT 5), keep-alive timeout,
+// Lifecycle: accepted -> CONNECT (reading pauses while the authenticator checks the password,
+// then while the client registry settles who owns the client id, taking it over from another
+// connection if needed) -> CONNACK -> packets -> DISCONNECT, a protocol error (DISCONNECT with a reason code on MQTT 5), keep-alive timeout,
 // take-over or broker shutdown -> closed. On close the subscriptions' consumers are detached;
 // a persistent session's subscriptions stay in the core (named, durable) and its state goes
 // to the registry; a will is published unless the client said goodbye.
@@ -58,6 +59,8 @@ class Session : public net::Connection {
   // Another connection claimed this client id: DISCONNECT 0x8E (MQTT 5), detach, then hand the
   // session over through `done` (nullopt if this one had already gone).
   void take_over(bool successor_clean_start, std::function<void(std::optional<Departure>)> done);
+  // Who logged in (CONNECT's user name, once the authenticator accepted it); empty if anonymous.
+  const std::string& user() const { return user_; }
 
  protected:
   void on_data(std::string& buffer) override;
@@ -112,6 +115,9 @@ class Session : public net::Connection {
 
   // --- handle_connect.cpp
   void handle_connect(codec::Connect& connect);
+  // The authenticator's answer: claim the client id, or refuse with CONNACK and close.
+  void on_authenticated(auth::Outcome outcome, bool had_credentials);
+  void claim_client_id();
   void on_claimed(bool existed, std::optional<SessionState> state);
   void finish_connect(bool session_present, std::optional<SessionState> resume);
   void refuse_connect(codec::ReasonCode reason, std::string_view detail);
@@ -158,6 +164,7 @@ class Session : public net::Connection {
   bool clean_disconnect_ = false;  // DISCONNECT without will: no will
   bool shutting_down_ = false;
   std::string client_id_;
+  std::string user_;  // authenticated user name; empty: anonymous
   bool clean_start_ = true;
   std::uint32_t session_expiry_ = 0;  // seconds; 0: the session ends with the connection
   std::uint16_t keep_alive_ = 0;      // seconds, as enforced

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "auth/user_syntax.hpp"
+#include "base/logging.hpp"
 #include "stomp/session.hpp"
 
 #ifndef CARRIER_VERSION
@@ -11,6 +13,11 @@
 namespace carrier::stomp {
 
 namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("stomp");
+  return logger;
+}
 
 std::optional<codec::Version> negotiate(const std::string* accept) {
   if (accept == nullptr) return codec::Version::v1_0;
@@ -48,7 +55,7 @@ bool parse_heart_beat(const std::string* text, std::uint32_t& cx, std::uint32_t&
 }  // namespace
 
 void Session::handle_connect(codec::Frame& frame) {
-  if (connected_) {
+  if (connected_ || authenticating_) {
     fail("already connected", "a second CONNECT on one connection", &frame);
     return;
   }
@@ -72,18 +79,61 @@ void Session::handle_connect(codec::Frame& frame) {
   const std::uint32_t hb = options_.heartbeat_ms;
   const std::uint32_t send_ms = (cy != 0 && hb != 0) ? std::max(cy, hb) : 0;
   const std::uint32_t receive_ms = (cx != 0 && hb != 0) ? std::max(cx, hb) : 0;
+
+  auth::Credentials credentials;
+  if (const auto* login = frame.header("login")) credentials.username = *login;
+  if (const auto* passcode = frame.header("passcode")) credentials.password = *passcode;
+  const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
+                               (credentials.password && !credentials.password->empty());
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto outcome = authenticator_.authenticate(
+      std::move(credentials), shard(), [weak, had_credentials, send_ms, receive_ms](auth::Outcome o) {
+        if (auto s = weak.lock()) s->on_authenticated(std::move(o), had_credentials, send_ms, receive_ms);
+      });
+  if (outcome) {
+    on_authenticated(std::move(*outcome), had_credentials, send_ms, receive_ms);
+    return;
+  }
+  // The password is checked on the authenticator's thread; nothing after CONNECT is read
+  // until the answer is back.
+  authenticating_ = true;
+  pause_reading();
+}
+
+void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std::uint32_t send_ms,
+                               std::uint32_t receive_ms) {
+  authenticating_ = false;
+  if (is_closing()) return;
+  if (outcome.verdict != auth::Verdict::accepted) {
+    if (outcome.verdict == auth::Verdict::busy) {
+      log()->info("{} CONNECT refused: too many logins waiting for a password check", log_prefix());
+      fail("server busy", "too many logins are being checked; try again later");
+    } else {
+      // Same answer for an unknown user, a wrong password and missing credentials.
+      if (had_credentials) log()->info("{} authentication failed", log_prefix());
+      fail("authentication failed");
+    }
+    flush();
+    return;
+  }
+  user_ = std::move(outcome.user);
+  if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
   connected_ = true;
   codec::Headers headers;
   // 1.0 predates the header, but ActiveMQ sends it too and 1.0 clients ignore it.
   headers.emplace_back("version", version_ == codec::Version::v1_2   ? "1.2"
                                   : version_ == codec::Version::v1_1 ? "1.1"
                                                                      : "1.0");
-  if (version_ != codec::Version::v1_0) headers.emplace_back("heart-beat", fmt::format("{},{}", hb, hb));
+  if (version_ != codec::Version::v1_0) {
+    const std::uint32_t hb = options_.heartbeat_ms;
+    headers.emplace_back("heart-beat", fmt::format("{},{}", hb, hb));
+  }
   headers.emplace_back("server", "carrier/" CARRIER_VERSION);
   headers.emplace_back("session", session_id_);
   encode(codec::Command::connected, headers);
   flush();
   if (version_ != codec::Version::v1_0) start_heartbeats(send_ms, receive_ms);
+  resume_reading();  // frames pipelined after CONNECT, if it had to wait
 }
 
 void Session::handle_disconnect(codec::Frame& frame) {

@@ -19,8 +19,9 @@ void SubscriptionConsumer::deliver(core::ConsumerId id, std::vector<core::Delive
   if (auto s = session_.lock()) s->deliver(id, std::move(batch));
 }
 
-Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options)
-    : net::Connection(std::move(socket), shard, "stomp"), broker_(broker), options_(options) {
+Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+                 auth::Authenticator& authenticator)
+    : net::Connection(std::move(socket), shard, "stomp"), broker_(broker), options_(options), authenticator_(authenticator) {
   limits_.max_frame_bytes = options_.max_frame_bytes;
   limits_.max_headers = options_.max_headers;
   session_id_ = fmt::format("carrier-{}", id());
@@ -59,10 +60,15 @@ void Session::on_data(std::string& buffer) {
     buffer.clear();
     return;
   }
+  if (authenticating_) {
+    // Still checking CONNECT's password (someone else resumed reading, e.g. the memory gauge).
+    pause_reading();
+    return;
+  }
   if (buffer.size() < need_at_least_) return;
   need_at_least_ = 0;
   std::size_t offset = 0;
-  while (!is_closing() && !disconnecting_ && offset < buffer.size()) {
+  while (!is_closing() && !disconnecting_ && !authenticating_ && offset < buffer.size()) {
     auto step = codec::decode(std::string_view(buffer).substr(offset), version_, limits_);
     if (!step) {
       flush_sends();

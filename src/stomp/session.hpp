@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "auth/authenticator.hpp"
 #include "core/broker.hpp"
 #include "net/connection.hpp"
 #include "stomp/codec/decoder.hpp"
@@ -35,11 +36,14 @@ class SubscriptionConsumer : public core::Consumer {
 // Runs on: its shard, only.
 class Session : public net::Connection {
  public:
-  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options);
+  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+          auth::Authenticator& authenticator);
   ~Session() override;
 
   void shutdown() override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
+  // Who logged in (CONNECT's login, once the authenticator accepted it); empty if anonymous.
+  const std::string& user() const { return user_; }
 
  protected:
   void on_data(std::string& buffer) override;
@@ -72,6 +76,9 @@ class Session : public net::Connection {
 
   void handle(codec::Frame& frame);
   void handle_connect(codec::Frame& frame);
+  // The authenticator's answer to CONNECT: CONNECTED, or ERROR and close. Reading is paused
+  // while a password is being checked.
+  void on_authenticated(auth::Outcome outcome, bool had_credentials, std::uint32_t send_ms, std::uint32_t receive_ms);
   void handle_send(codec::Frame& frame);
   void handle_subscribe(codec::Frame& frame);
   void handle_unsubscribe(codec::Frame& frame);
@@ -107,6 +114,9 @@ class Session : public net::Connection {
 
   core::Broker& broker_;
   Options options_;
+  auth::Authenticator& authenticator_;
+  bool authenticating_ = false;  // CONNECT's password is being checked: frames after it wait
+  std::string user_;
   codec::DecoderLimits limits_;
   codec::Version version_ = codec::Version::v1_2;
   bool connected_ = false;

@@ -1,0 +1,165 @@
+#include "auth/authenticator.hpp"
+
+#include <fmt/format.h>
+#include <sodium.h>
+
+#include "auth/password_hash.hpp"
+#include "auth/user_syntax.hpp"
+#include "base/logging.hpp"
+
+namespace carrier::auth {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("auth");
+  return logger;
+}
+
+bool present(const std::optional<std::string>& value) { return value && !value->empty(); }
+
+std::unordered_map<std::string, std::string> by_name(const std::vector<User>& users) {
+  std::unordered_map<std::string, std::string> map;
+  for (const auto& u : users) map.emplace(u.name, u.password_hash);
+  return map;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& options, core::Executor& executor) {
+  if (auto st = init_sodium(); !st) return unexpected(st.error());
+  std::unordered_map<std::string, const User*> seen;
+  for (const auto& u : options.users) {
+    const auto at = u.source.empty() ? std::string() : " in " + u.source;
+    if (auto problem = user_name_problem(u.name); !problem.empty()) {
+      return unexpected(Errc::invalid_argument, problem + at);
+    }
+    if (!password_hash_problem(u.password_hash).empty() || !is_usable_hash(u.password_hash)) {
+      return unexpected(Errc::invalid_argument,
+                        fmt::format("the hash of user \"{}\" {}{}", printable_name(u.name),
+                                    "is not an argon2id hash libsodium can read (`carrier passwd` makes one)", at));
+    }
+    if (auto [it, fresh] = seen.emplace(u.name, &u); !fresh) {
+      return unexpected(Errc::invalid_argument, fmt::format("user \"{}\" is defined twice{} and in {}",
+                                                            printable_name(u.name), at, it->second->source));
+    }
+  }
+  if (!options.allows_anonymous() && options.users.empty()) {
+    return unexpected(Errc::invalid_argument,
+                      "auth.anonymous is false but no user is configured: no client could connect");
+  }
+  std::unique_ptr<Authenticator> a(new Authenticator(options, executor));
+  if (a->has_users()) {
+    const unsigned threads = std::max(1u, options.verify_threads);
+    for (unsigned i = 0; i < threads; ++i) a->verifiers_.emplace_back([p = a.get()] { p->run_verifier(); });
+  }
+  return a;
+}
+
+Authenticator::Authenticator(const Options& options, core::Executor& executor)
+    : executor_(executor),
+      anonymous_(options.allows_anonymous()),
+      failure_delay_ms_(options.failure_delay_ms),
+      max_pending_(std::max<std::size_t>(1, options.max_pending)),
+      users_(by_name(options.users)) {}
+
+Authenticator::~Authenticator() { stop(); }
+
+void Authenticator::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto& check : queue_) wipe(check.password);
+    queue_.clear();
+  }
+  wake_.notify_all();
+  for (auto& t : verifiers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+std::optional<Outcome> Authenticator::authenticate(Credentials credentials, core::ShardId shard, Done done) {
+  const bool has_name = present(credentials.username);
+  const bool has_password = present(credentials.password);
+  if (!has_name && !has_password) {
+    return Outcome{anonymous_ ? Verdict::accepted : Verdict::rejected, {}};
+  }
+  if (users_.empty()) {
+    // No users configured: credentials are not checked (anonymous is then always allowed).
+    if (credentials.password) wipe(*credentials.password);
+    return Outcome{Verdict::accepted, {}};
+  }
+  Check check{has_name ? std::move(*credentials.username) : std::string(),
+              credentials.password ? std::move(*credentials.password) : std::string(), shard, std::move(done)};
+  if (credentials.password) wipe(*credentials.password);
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      wipe(check.password);
+      return Outcome{Verdict::busy, {}};
+    }
+    if (queue_.size() >= max_pending_) {
+      wipe(check.password);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_busy_warning_ > std::chrono::seconds(10)) {  // a flood must not flood the log too
+        last_busy_warning_ = now;
+        log()->warn("{} login(s) waiting for a password check: refusing more until they are done", queue_.size());
+      }
+      return Outcome{Verdict::busy, {}};
+    }
+    queue_.push_back(std::move(check));
+  }
+  wake_.notify_one();
+  return std::nullopt;
+}
+
+void Authenticator::run_verifier() {
+  std::call_once(decoy_once_, [this] {
+    // A hash of a random password nobody knows, with the same cost as real ones.
+    unsigned char random[32];
+    randombytes_buf(random, sizeof random);
+    auto hash = hash_password(std::string_view(reinterpret_cast<const char*>(random), sizeof random));
+    sodium_memzero(random, sizeof random);
+    decoy_hash_ = hash ? *hash : std::string();
+  });
+  for (;;) {
+    Check check;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      check = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    auto outcome = verify(check);
+    wipe(check.password);
+    reply(check.shard, std::move(outcome), std::move(check.done));
+  }
+}
+
+Outcome Authenticator::verify(Check& check) {
+  const auto it = check.username.empty() ? users_.end() : users_.find(check.username);
+  if (it == users_.end()) {
+    // Same work as for a real user, so the answer's timing does not say the name is unknown.
+    if (!decoy_hash_.empty()) (void)verify_password(decoy_hash_, check.password);
+    return Outcome{Verdict::rejected, {}};
+  }
+  if (!verify_password(it->second, check.password)) return Outcome{Verdict::rejected, {}};
+  return Outcome{Verdict::accepted, it->first};
+}
+
+void Authenticator::reply(core::ShardId shard, Outcome outcome, Done done) {
+  if (outcome.verdict == Verdict::accepted || failure_delay_ms_ == 0) {
+    executor_.post(shard, [outcome = std::move(outcome), done = std::move(done)]() mutable { done(std::move(outcome)); });
+    return;
+  }
+  // The timer is made on the shard itself: post_after belongs to the shard's thread.
+  auto& executor = executor_;
+  const auto delay = failure_delay_ms_;
+  executor_.post(shard, [&executor, shard, delay, outcome = std::move(outcome), done = std::move(done)]() mutable {
+    executor.post_after(shard, delay,
+                        [outcome = std::move(outcome), done = std::move(done)]() mutable { done(std::move(outcome)); });
+  });
+}
+
+}  // namespace carrier::auth
