@@ -1,6 +1,7 @@
 #include "net/connection.hpp"
 
 #include <atomic>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -12,6 +13,22 @@ namespace {
 
 std::atomic<std::uint64_t> g_next_connection_id{1};
 constexpr std::size_t kReadChunk = 64 * 1024;
+// A read smaller than this that leaves no partial frame means the peer is idle or trickling:
+// the buffer goes back to the allocator and the next read first waits for readability without
+// one, so 10,000 idle connections do not pin 64 KiB each. A busy connection reads more per
+// call, keeps its buffer and never takes the extra wait.
+constexpr std::size_t kKeepBufferAbove = 2 * 1024;
+// An output buffer grown by a burst is given back once writes are small again; below this
+// capacity it is kept, so steady small writes reuse their two buffers without allocating.
+constexpr std::size_t kKeepWriteCapacityBelow = 64 * 1024;
+constexpr std::size_t kSmallWrite = 4 * 1024;
+
+// One per shard thread, allocated on first use and left uninitialised: only the pages a read
+// writes become resident.
+asio::mutable_buffer read_scratch() {
+  thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);
+  return asio::buffer(scratch.get(), kReadChunk);
+}
 
 void log_exception(const std::string& prefix, std::exception_ptr e) {
   if (!e) return;
@@ -49,6 +66,9 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   on_this_shard().insert(this);
+  // The quiet read path reads synchronously after a readiness wait: it must never block.
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
   auto self = shared_from_this();
   asio::co_spawn(socket_.get_executor(), read_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
     log_exception(prefix, e);
@@ -89,6 +109,10 @@ void Connection::close() {
 }
 
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
+  // Quiet: the last read was small and left nothing over, so the connection holds no read
+  // buffer. It waits for readability, reads at once into the shard's scratch buffer and keeps
+  // only the bytes that came. Otherwise (busy) it reads straight into its own buffer.
+  bool quiet = true;
   for (;;) {
     if (self->closing_) co_return;
     if (self->paused_) {
@@ -100,12 +124,26 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       self->on_data(self->read_buffer_);
       continue;
     }
-    const auto old_size = self->read_buffer_.size();
-    self->read_buffer_.resize(old_size + kReadChunk);
     boost::system::error_code ec;
-    std::size_t n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
-                                                           asio::redirect_error(asio::use_awaitable, ec));
-    self->read_buffer_.resize(old_size + n);
+    std::size_t n = 0;
+    if (quiet && self->read_buffer_.empty()) {
+      co_await self->socket_.async_wait(tcp::socket::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec) {
+        if (self->closing_) co_return;
+        // Synchronous and non-blocking: nothing else runs on this shard until the bytes are
+        // copied out, so one scratch buffer serves every connection of the shard.
+        const asio::mutable_buffer scratch = read_scratch();
+        n = self->socket_.read_some(scratch, ec);
+        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+        if (!ec) self->read_buffer_.assign(static_cast<const char*>(scratch.data()), n);
+      }
+    } else {
+      const auto old_size = self->read_buffer_.size();
+      self->read_buffer_.resize(old_size + kReadChunk);
+      n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      self->read_buffer_.resize(old_size + n);
+    }
     if (ec) {
       // EOF, reset, or our own close: not exceptional.
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
@@ -117,8 +155,10 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     self->last_read_ = std::chrono::steady_clock::now();
     if (self->closing_) co_return;
     self->on_data(self->read_buffer_);
-    // A large buffer that is now empty is given back.
-    if (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk) {
+    // Nothing left over: give the buffer back if the connection went quiet (a small read) or
+    // the buffer grew large for one big frame.
+    quiet = self->read_buffer_.empty() && n < kKeepBufferAbove;
+    if (quiet || (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk)) {
       std::string().swap(self->read_buffer_);
     }
   }
@@ -146,9 +186,14 @@ asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
       co_return;
     }
     self->last_write_ = std::chrono::steady_clock::now();
+    // Keep a moderate buffer for the next batch; release a huge one, and a large one after a
+    // small write (the burst that grew it is over).
+    const std::size_t written = self->writing_.size();
+    const std::size_t capacity = self->writing_.capacity();
     self->writing_.clear();
-    // Keep a moderate buffer for the next batch; release a huge one.
-    if (self->writing_.capacity() > (4u << 20)) std::string().swap(self->writing_);
+    if (capacity > (4u << 20) || (capacity > kKeepWriteCapacityBelow && written < kSmallWrite)) {
+      std::string().swap(self->writing_);
+    }
     self->on_write_done();
   }
 }
