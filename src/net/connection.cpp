@@ -14,9 +14,8 @@ namespace {
 std::atomic<std::uint64_t> g_next_connection_id{1};
 constexpr std::size_t kReadChunk = 64 * 1024;
 // A read smaller than this that leaves no partial frame means the peer is idle or trickling:
-// the buffer goes back to the allocator and the next read first waits for readability without
-// one, so 10,000 idle connections do not pin 64 KiB each. A busy connection reads more per
-// call, keeps its buffer and never takes the extra wait.
+// the buffer goes back to the allocator and the next read waits without one, so 10,000 idle
+// connections do not pin 64 KiB each. A busy connection reads more per call and keeps it.
 constexpr std::size_t kKeepBufferAbove = 2 * 1024;
 // An output buffer grown by a burst is given back once writes are small again; below this
 // capacity it is kept, so steady small writes reuse their two buffers without allocating.
@@ -66,7 +65,7 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   on_this_shard().insert(this);
-  // The quiet read path reads synchronously after a readiness wait: it must never block.
+  // The quiet read path may read synchronously: that must never block.
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
   auto self = shared_from_this();
@@ -110,8 +109,8 @@ void Connection::close() {
 
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
   // Quiet: the last read was small and left nothing over, so the connection holds no read
-  // buffer. It waits for readability, reads at once into the shard's scratch buffer and keeps
-  // only the bytes that came. Otherwise (busy) it reads straight into its own buffer.
+  // buffer; the next read goes to peek_ (and what follows it through the shard's scratch
+  // buffer), keeping only the bytes that came. Busy: it reads straight into its own buffer.
   bool quiet = true;
   for (;;) {
     if (self->closing_) co_return;
@@ -127,15 +126,24 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     boost::system::error_code ec;
     std::size_t n = 0;
     if (quiet && self->read_buffer_.empty()) {
-      co_await self->socket_.async_wait(tcp::socket::wait_read, asio::redirect_error(asio::use_awaitable, ec));
+      // Wait on the connection's few inline bytes: no buffer is held while idle, and (unlike
+      // async_wait) the read stays Asio's usual speculative one, with no epoll re-arm.
+      n = co_await self->socket_.async_read_some(asio::buffer(self->peek_),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
       if (!ec) {
-        if (self->closing_) co_return;
-        // Synchronous and non-blocking: nothing else runs on this shard until the bytes are
-        // copied out, so one scratch buffer serves every connection of the shard.
-        const asio::mutable_buffer scratch = read_scratch();
-        n = self->socket_.read_some(scratch, ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
-        if (!ec) self->read_buffer_.assign(static_cast<const char*>(scratch.data()), n);
+        self->read_buffer_.assign(self->peek_.data(), n);
+        if (n == self->peek_.size()) {
+          // More may be waiting: take it now through the shard's scratch buffer. Synchronous
+          // and non-blocking, so nothing else on this shard touches the scratch meanwhile.
+          const asio::mutable_buffer scratch = read_scratch();
+          boost::system::error_code more_ec;
+          const std::size_t more = self->socket_.read_some(scratch, more_ec);
+          // would_block: that was all; EOF or an error: the next read reports it.
+          if (!more_ec) {
+            self->read_buffer_.append(static_cast<const char*>(scratch.data()), more);
+            n += more;
+          }
+        }
       }
     } else {
       const auto old_size = self->read_buffer_.size();
