@@ -52,6 +52,11 @@ Status load_libpq() {
   if (lib.handle == nullptr) {
     return unexpected(Errc::not_found, "the PostgreSQL store needs libpq (" + lib.error + ")");
   }
+  // Pipeline mode came with libpq 14: an older library would fail mid-way, so refuse it here.
+  if (::dlsym(lib.handle, "PQenterPipelineMode") == nullptr) {
+    return unexpected(Errc::not_found, std::string("the PostgreSQL store needs libpq 14 or later; ") + kLibpq +
+                                           " has no pipeline mode");
+  }
   return ok();
 }
 
