@@ -1,5 +1,9 @@
 #include "net/connection.hpp"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <atomic>
 #include <memory>
 
@@ -27,6 +31,34 @@ constexpr std::size_t kSmallWrite = 4 * 1024;
 asio::mutable_buffer read_scratch() {
   thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);
   return asio::buffer(scratch.get(), kReadChunk);
+}
+
+// After many connections of a shard closed (a storm of clients leaving), the allocator keeps
+// the memory they freed: glibc returns only the top of each heap by itself. When the shard's
+// count has halved from its peak, by at least kTrimAfterClosing, the free pages are handed back
+// a second later (once the closed connections' objects are gone too). malloc_trim walks every
+// heap: a few ms, once per storm, never per message.
+constexpr std::size_t kTrimAfterClosing = 1000;
+thread_local std::size_t t_peak_connections = 0;
+thread_local bool t_trim_scheduled = false;
+
+void note_open_connections(const asio::any_io_executor& executor, std::size_t open_now) {
+  if (open_now > t_peak_connections) {
+    t_peak_connections = open_now;
+    return;
+  }
+  if (t_trim_scheduled || t_peak_connections - open_now < kTrimAfterClosing || open_now > t_peak_connections / 2) {
+    return;
+  }
+  t_trim_scheduled = true;
+  auto timer = std::make_shared<asio::steady_timer>(executor, std::chrono::seconds(1));
+  timer->async_wait([timer](const boost::system::error_code&) {
+#ifdef __GLIBC__
+    ::malloc_trim(0);
+#endif
+    t_trim_scheduled = false;
+    t_peak_connections = Connection::on_this_shard().size();
+  });
 }
 
 void log_exception(const std::string& prefix, std::exception_ptr e) {
@@ -65,6 +97,7 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   on_this_shard().insert(this);
+  note_open_connections(socket_.get_executor(), on_this_shard().size());
   // The quiet read path may read synchronously: that must never block.
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
@@ -104,6 +137,7 @@ void Connection::close() {
   wake_.cancel();
   resume_.cancel();
   on_this_shard().erase(this);
+  note_open_connections(socket_.get_executor(), on_this_shard().size());
   on_closed();
 }
 
