@@ -36,8 +36,8 @@ asio::mutable_buffer read_scratch() {
 // After many connections of a shard closed (a storm of clients leaving), the allocator keeps
 // the memory they freed: glibc returns only the top of each heap by itself. When the shard's
 // count has halved from its peak, by at least kTrimAfterClosing, the free pages are handed back
-// a second later (once the closed connections' objects are gone too). malloc_trim walks every
-// heap: a few ms, once per storm, never per message.
+// a moment later (once the closed connections' objects are gone too). malloc_trim walks every
+// heap: a few ms, a few times per storm, never per message.
 constexpr std::size_t kTrimAfterClosing = 1000;
 thread_local std::size_t t_peak_connections = 0;
 thread_local bool t_trim_scheduled = false;
@@ -51,7 +51,7 @@ void note_open_connections(const asio::any_io_executor& executor, std::size_t op
     return;
   }
   t_trim_scheduled = true;
-  auto timer = std::make_shared<asio::steady_timer>(executor, std::chrono::seconds(1));
+  auto timer = std::make_shared<asio::steady_timer>(executor, std::chrono::milliseconds(100));
   timer->async_wait([timer](const boost::system::error_code&) {
 #ifdef __GLIBC__
     ::malloc_trim(0);
