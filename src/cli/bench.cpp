@@ -13,6 +13,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/bench_footprint.hpp"
 #include "cli/bench_options.hpp"
 #include "cli/bench_report.hpp"
 #include "cli/bench_worker.hpp"
@@ -266,6 +267,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", raw->json, "Print the result as one JSON object on stdout");
   cmd->add_flag("-q,--quiet", raw->quiet, "No progress lines on stderr");
   cmd->callback([raw] { std::exit(run_command(*raw)); });
+  add_footprint_command(*cmd);
 }
 
 }  // namespace carrier::cli

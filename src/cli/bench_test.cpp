@@ -3,6 +3,7 @@
 #include <random>
 #include <string>
 
+#include "cli/bench_footprint.hpp"
 #include "cli/bench_histogram.hpp"
 #include "cli/bench_ledger.hpp"
 #include "cli/bench_options.hpp"
@@ -343,6 +344,146 @@ TEST(BenchReport, HumanRates) {
   EXPECT_EQ(human_rate(1234), "1.23k");
   EXPECT_EQ(human_rate(45678), "45.7k");
   EXPECT_EQ(human_rate(2500000), "2.50M");
+}
+
+
+// ---- footprint -------------------------------------------------------------------------------
+
+constexpr std::string_view kStatus =
+    "Name:\tcarrier\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t4242\nPPid:\t1\n"
+    "VmPeak:\t  301020 kB\nVmSize:\t  236480 kB\nVmHWM:\t    8812 kB\nVmRSS:\t    7544 kB\n"
+    "RssAnon:\t    2100 kB\nRssFile:\t    5444 kB\nRssShmem:\t       0 kB\nThreads:\t4\n";
+
+TEST(BenchFootprint, ParsesProcStatus) {
+  const auto s = parse_proc_status(kStatus);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->rss_kib, 7544u);
+  EXPECT_EQ(s->hwm_kib, 8812u);
+  EXPECT_EQ(s->anon_kib, 2100u);
+  EXPECT_EQ(s->file_kib, 5444u);
+  EXPECT_EQ(s->shmem_kib, 0u);
+  EXPECT_EQ(s->threads, 4u);
+  EXPECT_EQ(s->processes, 1u);
+  MemorySample total = *s;
+  add(total, *s);
+  EXPECT_EQ(total.rss_kib, 2 * 7544u);
+  EXPECT_EQ(total.processes, 2u);
+}
+
+TEST(BenchFootprint, StatusWithoutRssIsNotAProcessToCount) {
+  EXPECT_FALSE(parse_proc_status("Name:\tkworker/0:1\nState:\tI (idle)\nThreads:\t1\n"));
+  EXPECT_FALSE(parse_proc_status(""));
+}
+
+TEST(BenchFootprint, ParsesParentPidPastOddCommandNames) {
+  EXPECT_EQ(parse_stat_ppid("4242 (carrier) S 17 4242 17 0 -1"), 17);
+  EXPECT_EQ(parse_stat_ppid("99 (a) b) (c) R 5 99 5 0"), 5);
+  EXPECT_FALSE(parse_stat_ppid("garbage"));
+}
+
+TEST(BenchFootprint, StompHandshakeReplies) {
+  using State = HandshakeReply::State;
+  EXPECT_EQ(parse_handshake_reply(Protocol::stomp, "CONNECTED\nversion:1.2\n").state, State::need_more);
+  EXPECT_EQ(parse_handshake_reply(Protocol::stomp, std::string("\nCONNECTED\nversion:1.2\n\n\0", 25)).state,
+            State::connected);
+  const auto refused =
+      parse_handshake_reply(Protocol::stomp, std::string("ERROR\nmessage:bad login\n\nno\0", 28));
+  EXPECT_EQ(refused.state, State::refused);
+  EXPECT_EQ(refused.reason, "ERROR: bad login");
+}
+
+TEST(BenchFootprint, MqttHandshakeReplies) {
+  using State = HandshakeReply::State;
+  EXPECT_EQ(parse_handshake_reply(Protocol::mqtt, std::string("\x20\x02\x00", 3)).state, State::need_more);
+  EXPECT_EQ(parse_handshake_reply(Protocol::mqtt, std::string("\x20\x02\x00\x00", 4)).state, State::connected);
+  const auto refused = parse_handshake_reply(Protocol::mqtt, std::string("\x20\x02\x00\x05", 4));
+  EXPECT_EQ(refused.state, State::refused);
+  EXPECT_EQ(refused.reason, "CONNACK return code 5");
+}
+
+TEST(BenchFootprint, ConnectRequests) {
+  const std::string stomp = connect_request(Protocol::stomp, "localhost", "", "", "x");
+  EXPECT_EQ(stomp, std::string("CONNECT\naccept-version:1.2\nhost:localhost\nheart-beat:0,0\n\n\0", 59));
+  const std::string mqtt = connect_request(Protocol::mqtt, "", "", "", "ab");
+  // CONNECT, remaining length 14: "MQTT", level 4, clean session, keep-alive 0, client id "ab".
+  EXPECT_EQ(mqtt, std::string("\x10\x0e\x00\x04MQTT\x04\x02\x00\x00\x00\x02" "ab", 16));
+}
+
+FootprintResult measured(unsigned connections, std::uint64_t idle_kib, std::uint64_t loaded_kib) {
+  FootprintResult r;
+  r.server = "127.0.0.1:61613";
+  r.pid = 4242;
+  r.command = "carrier serve";
+  r.listen_ms = 11.5;
+  r.start_ms = 12.0;
+  r.idle = MemorySample{idle_kib, idle_kib, 1000, idle_kib - 1000, 0, 4, 1};
+  r.connections_requested = r.connections = connections;
+  r.loaded = MemorySample{loaded_kib, loaded_kib, loaded_kib - 5000, 5000, 0, 4, 1};
+  r.closed = r.idle;
+  return r;
+}
+
+TEST(BenchFootprint, JudgesTheThreeTargets) {
+  const auto v = judge(measured(10000, 8 * 1024, 60 * 1024));
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].name, "idle_rss_mib");
+  EXPECT_DOUBLE_EQ(*v[0].measured, 8.0);
+  EXPECT_TRUE(*v[0].met);
+  EXPECT_EQ(v[1].name, "start_ms");
+  EXPECT_TRUE(*v[1].met);
+  EXPECT_EQ(v[2].name, "connections_rss_mib");
+  EXPECT_DOUBLE_EQ(*v[2].measured, 60.0);
+  EXPECT_FALSE(v[2].extrapolated);
+  EXPECT_TRUE(*v[2].met);
+
+  auto slow = measured(10000, 12 * 1024, 200 * 1024);
+  slow.start_ms = 80;
+  for (const auto& verdict : judge(slow)) EXPECT_FALSE(*verdict.met) << verdict.name;
+}
+
+TEST(BenchFootprint, ExtrapolatesFromFewerConnections) {
+  // 100 connections cost 1 MiB: 10 KiB each, so 10,000 would add 100,000 KiB to the idle 8 MiB.
+  const auto v = judge(measured(100, 8 * 1024, 9 * 1024));
+  EXPECT_TRUE(v[2].extrapolated);
+  EXPECT_NEAR(*v[2].measured, 8.0 + 10000 * 10.24 / 1024, 1e-9);
+  EXPECT_FALSE(*v[2].met);
+}
+
+TEST(BenchFootprint, WithoutAStartTimeThatTargetIsNotJudged) {
+  auto r = measured(10000, 8 * 1024, 60 * 1024);
+  r.start_ms.reset();
+  r.listen_ms.reset();
+  r.command.clear();
+  const auto v = judge(r);
+  EXPECT_FALSE(v[1].measured);
+  EXPECT_FALSE(v[1].met);
+  const auto j = to_json(r);
+  EXPECT_TRUE(j["start_ms"].is_null());
+  EXPECT_TRUE(j["targets"]["start_ms"]["met"].is_null());
+  EXPECT_TRUE(j["targets_met"].get<bool>());
+  EXPECT_NE(to_text(r).find("not measured (--pid)"), std::string::npos);
+}
+
+TEST(BenchFootprint, JsonCarriesEveryReading) {
+  const auto j = to_json(measured(10000, 8 * 1024, 48 * 1024));
+  EXPECT_EQ(j["mode"], "footprint");
+  EXPECT_EQ(j["protocol"], "stomp");
+  EXPECT_EQ(j["connections"], 10000);
+  EXPECT_EQ(j["idle"]["rss_kib"], 8 * 1024);
+  EXPECT_EQ(j["loaded"]["rss_kib"], 48 * 1024);
+  EXPECT_EQ(j["bytes_per_connection"], 4194);  // 40 MiB / 10,000
+  EXPECT_DOUBLE_EQ(j["targets"]["connections_rss_mib"]["measured"].get<double>(), 48.0);
+  EXPECT_TRUE(j["targets_met"].get<bool>());
+  EXPECT_TRUE(j["ok"].get<bool>());
+}
+
+TEST(BenchFootprint, IncompleteWhenConnectionsFailed) {
+  auto r = measured(10000, 8 * 1024, 48 * 1024);
+  r.connections = 1019;
+  r.errors.push_back("connection 1020: Too many open files");
+  EXPECT_FALSE(r.complete());
+  EXPECT_FALSE(to_json(r)["ok"].get<bool>());
+  EXPECT_NE(to_text(r).find("result: incomplete"), std::string::npos);
 }
 
 }  // namespace

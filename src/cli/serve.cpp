@@ -1,5 +1,7 @@
 #include "cli/serve.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -59,8 +61,18 @@ bool match_selector(const core::selector::Selector& selector, const core::Messag
   return core::selector::matches(selector, message);
 }
 
+// Every connection is a descriptor; the usual soft limit (1024) would cap a broker far below
+// what it can hold, and the hard limit is what the administrator allows.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  (void)::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 int serve(const config::Flags& flags) {
   auto log = logging::get("broker");
+  raise_open_files_limit();
   auto cfg = config::load(flags);
   if (!cfg) {
     std::cerr << "carrier: " << cfg.error().detail << "\n";

@@ -1,6 +1,11 @@
 #include "net/connection.hpp"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <atomic>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -12,6 +17,49 @@ namespace {
 
 std::atomic<std::uint64_t> g_next_connection_id{1};
 constexpr std::size_t kReadChunk = 64 * 1024;
+// A read smaller than this that leaves no partial frame means the peer is idle or trickling:
+// the buffer goes back to the allocator and the next read waits without one, so 10,000 idle
+// connections do not pin 64 KiB each. A busy connection reads more per call and keeps it.
+constexpr std::size_t kKeepBufferAbove = 2 * 1024;
+// An output buffer grown by a burst is given back once writes are small again; below this
+// capacity it is kept, so steady small writes reuse their two buffers without allocating.
+constexpr std::size_t kKeepWriteCapacityBelow = 64 * 1024;
+constexpr std::size_t kSmallWrite = 4 * 1024;
+
+// One per shard thread, allocated on first use and left uninitialised: only the pages a read
+// writes become resident.
+asio::mutable_buffer read_scratch() {
+  thread_local std::unique_ptr<char[]> scratch(new char[kReadChunk]);
+  return asio::buffer(scratch.get(), kReadChunk);
+}
+
+// After many connections of a shard closed (a storm of clients leaving), the allocator keeps
+// the memory they freed: glibc returns only the top of each heap by itself. When the shard's
+// count has halved from its peak, by at least kTrimAfterClosing, the free pages are handed back
+// a moment later (once the closed connections' objects are gone too). malloc_trim walks every
+// heap: a few ms, a few times per storm, never per message.
+constexpr std::size_t kTrimAfterClosing = 1000;
+thread_local std::size_t t_peak_connections = 0;
+thread_local bool t_trim_scheduled = false;
+
+void note_open_connections(const asio::any_io_executor& executor, std::size_t open_now) {
+  if (open_now > t_peak_connections) {
+    t_peak_connections = open_now;
+    return;
+  }
+  if (t_trim_scheduled || t_peak_connections - open_now < kTrimAfterClosing || open_now > t_peak_connections / 2) {
+    return;
+  }
+  t_trim_scheduled = true;
+  auto timer = std::make_shared<asio::steady_timer>(executor, std::chrono::milliseconds(100));
+  timer->async_wait([timer](const boost::system::error_code&) {
+#ifdef __GLIBC__
+    ::malloc_trim(0);
+#endif
+    t_trim_scheduled = false;
+    t_peak_connections = Connection::on_this_shard().size();
+  });
+}
 
 void log_exception(const std::string& prefix, std::exception_ptr e) {
   if (!e) return;
@@ -49,6 +97,10 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   on_this_shard().insert(this);
+  note_open_connections(socket_.get_executor(), on_this_shard().size());
+  // The quiet read path may read synchronously: that must never block.
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
   auto self = shared_from_this();
   asio::co_spawn(socket_.get_executor(), read_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
     log_exception(prefix, e);
@@ -88,10 +140,15 @@ void Connection::close() {
   wake_.cancel();
   resume_.cancel();
   on_this_shard().erase(this);
+  note_open_connections(socket_.get_executor(), on_this_shard().size());
   on_closed();
 }
 
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
+  // Quiet: the last read was small and left nothing over, so the connection holds no read
+  // buffer; the next read goes to peek_ (and what follows it through the shard's scratch
+  // buffer), keeping only the bytes that came. Busy: it reads straight into its own buffer.
+  bool quiet = true;
   for (;;) {
     if (self->closing_) co_return;
     if (self->paused_) {
@@ -103,12 +160,35 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       self->on_data(self->read_buffer_);
       continue;
     }
-    const auto old_size = self->read_buffer_.size();
-    self->read_buffer_.resize(old_size + kReadChunk);
     boost::system::error_code ec;
-    std::size_t n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
-                                                           asio::redirect_error(asio::use_awaitable, ec));
-    self->read_buffer_.resize(old_size + n);
+    std::size_t n = 0;
+    if (quiet && self->read_buffer_.empty()) {
+      // Wait on the connection's few inline bytes: no buffer is held while idle, and (unlike
+      // async_wait) the read stays Asio's usual speculative one, with no epoll re-arm.
+      n = co_await self->socket_.async_read_some(asio::buffer(self->peek_),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec) {
+        self->read_buffer_.assign(self->peek_.data(), n);
+        if (n == self->peek_.size()) {
+          // More may be waiting: take it now through the shard's scratch buffer. Synchronous
+          // and non-blocking, so nothing else on this shard touches the scratch meanwhile.
+          const asio::mutable_buffer scratch = read_scratch();
+          boost::system::error_code more_ec;
+          const std::size_t more = self->socket_.read_some(scratch, more_ec);
+          // would_block: that was all; EOF or an error: the next read reports it.
+          if (!more_ec) {
+            self->read_buffer_.append(static_cast<const char*>(scratch.data()), more);
+            n += more;
+          }
+        }
+      }
+    } else {
+      const auto old_size = self->read_buffer_.size();
+      self->read_buffer_.resize(old_size + kReadChunk);
+      n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      self->read_buffer_.resize(old_size + n);
+    }
     if (ec) {
       // EOF, reset, or our own close: not exceptional.
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
@@ -120,8 +200,10 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     self->last_read_ = std::chrono::steady_clock::now();
     if (self->closing_) co_return;
     self->on_data(self->read_buffer_);
-    // A large buffer that is now empty is given back.
-    if (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk) {
+    // Nothing left over: give the buffer back if the connection went quiet (a small read) or
+    // the buffer grew large for one big frame.
+    quiet = self->read_buffer_.empty() && n < kKeepBufferAbove;
+    if (quiet || (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk)) {
       std::string().swap(self->read_buffer_);
     }
   }
@@ -149,9 +231,14 @@ asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
       co_return;
     }
     self->last_write_ = std::chrono::steady_clock::now();
+    // Keep a moderate buffer for the next batch; release a huge one, and a large one after a
+    // small write (the burst that grew it is over).
+    const std::size_t written = self->writing_.size();
+    const std::size_t capacity = self->writing_.capacity();
     self->writing_.clear();
-    // Keep a moderate buffer for the next batch; release a huge one.
-    if (self->writing_.capacity() > (4u << 20)) std::string().swap(self->writing_);
+    if (capacity > (4u << 20) || (capacity > kKeepWriteCapacityBelow && written < kSmallWrite)) {
+      std::string().swap(self->writing_);
+    }
     self->on_write_done();
   }
 }

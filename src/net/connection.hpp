@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -80,6 +81,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer resume_;
   bool paused_ = false;
   std::string read_buffer_;
+  std::array<char, 64> peek_;  // an idle connection's pending read lands here (connection.cpp)
   std::string pending_;
   std::string writing_;
   bool closing_ = false;

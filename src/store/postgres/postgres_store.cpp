@@ -9,6 +9,7 @@
 
 #include "base/logging.hpp"
 #include "store/message_codec.hpp"
+#include "store/postgres/libpq_loader.hpp"
 
 namespace carrier::store::postgres {
 
@@ -139,6 +140,11 @@ Status PostgresStore::open() {
     failure_ = valid.error();
     state_ = State::failed;
     return valid;
+  }
+  if (auto loaded = load_libpq(); !loaded) {
+    failure_ = loaded.error();
+    state_ = State::failed;
+    return loaded;
   }
   const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   Status st = connect();
