@@ -13,20 +13,13 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "auth/user_syntax.hpp"
 #include "config/config.hpp"
 
 namespace {
 
 using namespace carrier;
-
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                  \
-    }                                                                                \
-  } while (0)
 
 constexpr std::string_view kSource = "fuzz.toml";
 

@@ -15,20 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/encoder.hpp"
 
 namespace {
 
 using namespace carrier::mqtt::codec;
-
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                  \
-    }                                                                                \
-  } while (0)
 
 // A small limit, so that short inputs reach the packet-too-large check too.
 constexpr DecoderLimits kLimits{.max_packet_size = 2048};

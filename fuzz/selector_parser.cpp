@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "core/message.hpp"
 #include "core/selector/evaluator.hpp"
 #include "core/selector/parser.hpp"
@@ -27,14 +28,6 @@ namespace {
 
 using namespace carrier::core;
 using namespace carrier::core::selector;
-
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                  \
-    }                                                                                \
-  } while (0)
 
 // The canonical text has more parentheses than the original, and may be longer.
 constexpr Limits kReparseLimits{.max_length = std::size_t(1) << 24, .max_depth = 1000};

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/encoder.hpp"
 #include "stomp/codec/escape.hpp"
@@ -22,14 +23,6 @@
 namespace {
 
 using namespace carrier::stomp::codec;
-
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                  \
-    }                                                                                \
-  } while (0)
 
 // Small limits, so that short inputs reach the limit checks too.
 constexpr DecoderLimits kLimits{.max_frame_bytes = 512, .max_headers = 16};
