@@ -61,6 +61,15 @@ struct NamedSubscription {
   std::string selector;  // selector text, empty for none
 };
 
+// A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records
+// there are never routed nor delivered, only written through the Broker and handed back to
+// their protocol at recovery (the store needs no record kind of its own for them).
+struct StateRecord {
+  std::string queue;  // the reserved queue's name, e.g. "$mqtt-sessions"
+  MessagePtr add;     // a record to add, or null
+  MessageId remove;   // a record to remove (acked), or nil
+};
+
 // Deliveries named for an ack or nack inside a transaction. The message is carried so that the
 // commit can write the ack records in the same store batch as the transaction's sends.
 struct DeliveryRef {
@@ -127,6 +136,9 @@ class Broker {
   // queues and durable subscriptions are stored first; `done` runs once they are durable (or
   // failed, or refused by a full destination).
   void send(std::vector<MessagePtr> messages, Completion done);
+  // The same, with state records written in the messages' store batch: a crash keeps both or
+  // neither (MQTT's "QoS 2 PUBLISH received" with the message itself).
+  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
   // Detaches the consumer. A named subscription stays (with its messages) until
   // remove_subscription(); a private one is gone. A non-durable named one goes with its last
@@ -137,6 +149,10 @@ class Broker {
   // The named subscriptions whose names start with `prefix` (every shard holds them all).
   std::vector<NamedSubscription> named_subscriptions(std::string_view prefix) const;
   void ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
+  // An ack whose store records land in one batch with `state` (MQTT's "QoS 2 PUBREC came").
+  void ack(ConsumerId id, std::vector<std::uint64_t> tags, std::vector<StateRecord> state, Completion done);
+  // Writes state records in one store batch; `done` once durable.
+  void write_state(std::vector<StateRecord> state, Completion done);
   void nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
@@ -198,7 +214,9 @@ class Broker {
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
             store::Batch& batch);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
-  void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, Completion done);
+  void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
+              Completion done);
+  static void add_state(store::Batch& batch, std::vector<StateRecord> state);
   void complete_on(ShardId shard, Completion done, Status status);
   void post_to(ShardId shard, std::function<void(Broker&)> fn);
 
@@ -208,7 +226,7 @@ class Broker {
   void owner_add_consumer(std::string key, ConsumerRef ref, Completion done);
   void owner_remove_consumer(std::string key, ConsumerId id, Completion done);
   void owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool ack, bool persist_acks,
-                    Completion done);
+                    std::vector<StateRecord> state, Completion done);
   void owner_delete(std::string key, Completion done);
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Returned deliveries: dead-letter, delay or requeue each per its destination's policy.

@@ -128,9 +128,17 @@ void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion do
 }
 
 void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
-                          bool persist_acks, Completion done) {
+                          bool persist_acks, std::vector<StateRecord> state, Completion done) {
   auto it = queues_.find(key);
   if (it == queues_.end()) {
+    if (!state.empty()) {
+      store::Batch batch;
+      add_state(batch, std::move(state));
+      store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+        if (done) done(std::move(st));
+      });
+      return;
+    }
     if (done) done(unexpected(Errc::not_found, "queue " + key));
     return;
   }
@@ -146,6 +154,7 @@ void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint6
   auto outcome = q.ack(id, tags);
   store::Batch batch;
   release(key, oq.stored && persist_acks, outcome.removed, batch);
+  add_state(batch, std::move(state));
   dispatch(key, q, oq.stored);
   if (batch.empty()) {
     if (done) done(ok());

@@ -198,6 +198,51 @@ TEST_F(BrokerTest, AckOfPersistentMessageIsRecorded) {
   EXPECT_EQ(store_.records[2].kind, store::RecordKind::ack);
 }
 
+TEST_F(BrokerTest, StateRecordsShareTheBatchOfTheirSendOrAck) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(1, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  auto state = make("in flight", Destination{DestinationKind::queue, "$proto-state"}, true);
+  bool sent = false;
+  on(2, [&](Broker& b) {
+    b.send({make("p", kQueue, true)}, {StateRecord{"$proto-state", state, {}}}, [&](Status st) { sent = st.has_value(); });
+  });
+  // One append: the message and the state record land together (then the delivery record).
+  ASSERT_EQ(store_.records.size(), 3u);
+  EXPECT_EQ(store_.records[0].queue, "queue:orders");
+  EXPECT_EQ(store_.records[1].queue, "queue:$proto-state");
+  EXPECT_EQ(store_.records[1].kind, store::RecordKind::message);
+  EXPECT_FALSE(sent);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(sent);
+  ASSERT_EQ(c->got.size(), 1u);
+  store_.records.clear();
+  auto next = make("owed", Destination{DestinationKind::queue, "$proto-state"}, true);
+  bool acked = false;
+  on(1, [&](Broker& b) {
+    b.ack(id, {c->got[0].tag}, {StateRecord{"$proto-state", next, state->id}}, [&](Status st) { acked = st.has_value(); });
+  });
+  ASSERT_EQ(store_.records.size(), 3u);  // ack, new state, old state removed: one batch
+  EXPECT_EQ(store_.records[0].kind, store::RecordKind::ack);
+  EXPECT_EQ(store_.records[1].message_id, next->id);
+  EXPECT_EQ(store_.records[2].kind, store::RecordKind::ack);
+  EXPECT_EQ(store_.records[2].message_id, state->id);
+  EXPECT_FALSE(acked);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(acked);
+  // Never routed: nobody can consume a state queue, and it holds nothing in memory.
+  EXPECT_EQ(brokers_[owner_shard("queue:$proto-state", kShards).value()]->stats().messages_ready, 0u);
+  store_.records.clear();
+  bool written = false;
+  on(0, [&](Broker& b) { b.write_state({StateRecord{"$proto-state", nullptr, next->id}}, [&](Status st) { written = st.has_value(); }); });
+  ASSERT_EQ(store_.records.size(), 1u);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(written);
+}
+
 TEST_F(BrokerTest, UnsubscribeReturnsUnackedToOtherConsumers) {
   auto c1 = std::make_shared<Collector>();
   auto c2 = std::make_shared<Collector>();
