@@ -102,10 +102,12 @@ int serve(const config::Flags& flags) {
     }
   });
 
-  // Recovery runs before any shard thread: each message goes straight into its owner's queue.
+  // Recovery runs before any shard thread: each message goes straight into its owner's queue;
+  // MQTT's session records to the client registries.
+  mqtt::Service mqtt_service(pool, peers, cfg->mqtt);
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
-    core::Broker::recover(peers, std::move(r));
+    if (!mqtt_service.recover(r)) core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
   if (!st) {
@@ -126,7 +128,6 @@ int serve(const config::Flags& flags) {
     }
   }
 
-  mqtt::Service mqtt_service(pool, peers, cfg->mqtt);
   net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
     mqtt_service.accept(std::move(socket), shard);
   });
@@ -146,7 +147,10 @@ int serve(const config::Flags& flags) {
   });
 
   pool.start();
-  on_every_shard(pool, [&brokers, &pool] { brokers[pool.current()->value()]->start(); });
+  on_every_shard(pool, [&brokers, &pool, &mqtt_service] {
+    brokers[pool.current()->value()]->start();
+    mqtt_service.start(*pool.current());
+  });
   if (cfg->stomp_listener.enabled) {
     stomp_listener.start();
     auto ep = stomp_listener.local_endpoint();

@@ -114,7 +114,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
       s.properties.subscription_identifiers.empty() ? 0 : s.properties.subscription_identifiers.front();
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>(s.topics.size(), codec::ReasonCode::success);
   auto fan = std::make_shared<FanIn>();
-  fan->remaining = s.topics.size() + 1;
+  fan->remaining = s.topics.size() + 2;  // + the session record
   auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = s.packet_id;
   const bool persistent = session_expiry_ > 0;
@@ -157,6 +157,8 @@ void Session::handle_subscribe(codec::Subscribe& s) {
     }
     made.push_back(t.filter);
   }
+  // The SUBACK grants what the session record holds: sent once that is durable.
+  save_subscriptions([fan]() { fan->step(); });
   fan->done = [weak, reasons, packet_id, made = std::move(made)]() {
     auto self = weak.lock();
     if (!self || self->is_closing()) return;
@@ -177,7 +179,7 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
   const bool persistent = session_expiry_ > 0;
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>();
   auto fan = std::make_shared<FanIn>();
-  fan->remaining = u.filters.size() + 1;
+  fan->remaining = u.filters.size() + 2;  // + the session record
   for (const auto& filter : u.filters) {
     auto it = subscriptions_.find(filter);
     if (it == subscriptions_.end()) {
@@ -191,6 +193,7 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
     release(it->second, persistent, [fan]() { fan->step(); });
     subscriptions_.erase(it);
   }
+  save_subscriptions([fan]() { fan->step(); });
   auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = u.packet_id;
   fan->done = [weak, reasons, packet_id, v5]() {

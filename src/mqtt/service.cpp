@@ -1,6 +1,8 @@
 #include "mqtt/service.hpp"
 
+#include "base/logging.hpp"
 #include "mqtt/client_registry.hpp"
+#include "mqtt/session_record.hpp"
 #include "mqtt/session.hpp"
 
 namespace carrier::mqtt {
@@ -28,7 +30,8 @@ core::ShardId Service::owner(const std::string& client_id) const {
 void Service::claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
                     ClaimDone done) {
   const core::ShardId home = session->shard();
-  ClientRegistry::Claimant who{home, session, session->id(), clean_start};
+  ClientRegistry::Claimant who{home, session, session->id(), clean_start, session->session_expiry(),
+                              session->protocol_level()};
   auto* registry = registries_[owner(client_id).value()].get();
   executor_.post(owner(client_id), [this, registry, client_id, who = std::move(who), home, done = std::move(done)]() mutable {
     registry->claim(client_id, std::move(who),
@@ -42,9 +45,57 @@ void Service::claim(const std::string& client_id, const std::shared_ptr<Session>
 
 void Service::depart(const std::string& client_id, Departure departure) {
   auto* registry = registries_[owner(client_id).value()].get();
-  executor_.post(owner(client_id), [registry, client_id, d = std::move(departure)]() mutable {
+  executor_.post(owner(client_id), [this, registry, client_id, d = std::move(departure)]() mutable {
     registry->depart(client_id, std::move(d));
+    --departing_;
   });
 }
+
+void Service::update(const std::string& client_id, std::uint64_t connection,
+                     std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+                     std::function<void()> done) {
+  auto* registry = registries_[owner(client_id).value()].get();
+  executor_.post(owner(client_id), [this, registry, client_id, connection, subs = std::move(subscriptions), home,
+                                    done = std::move(done)]() mutable {
+    registry->update(client_id, connection, std::move(subs), [this, home, done = std::move(done)]() mutable {
+      if (done) executor_.post(home, std::move(done));
+    });
+  });
+}
+
+bool Service::recover(const store::RecoveredMessage& r) {
+  constexpr std::string_view kPrefix = "queue:";
+  if (!r.queue.starts_with(kPrefix)) return false;
+  const std::string_view name = std::string_view(r.queue).substr(kPrefix.size());
+  const auto& m = *r.message;
+  if (name == kSessionsQueue) {
+    if (auto rec = decode_session(m)) {
+      const auto owner_index = owner(rec->client_id).value();
+      registries_[owner_index]->restore_session(std::move(*rec), m.id);
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  if (name == kWillsQueue) {
+    if (auto rec = decode_will(m)) {
+      registries_[owner(rec->client_id).value()]->restore_will(std::move(*rec));
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  if (name == kQos2Queue) {
+    if (auto rec = decode_qos2(m)) {
+      registries_[owner(rec->client_id).value()]->restore_qos2(*rec, m.id);
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  return false;
+}
+
+void Service::start(core::ShardId shard) { registries_[shard.value()]->start(); }
 
 }  // namespace carrier::mqtt

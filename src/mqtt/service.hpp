@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
 #include "net/asio.hpp"
+#include "store/record.hpp"
 
 namespace carrier::mqtt {
 
@@ -40,8 +42,21 @@ class Service {
   using ClaimDone = std::function<void(bool existed, std::optional<SessionState> state)>;
   void claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
              ClaimDone done);
-  // A connection the registry knew as the client's has gone.
+  // A connection the registry knew as the client's is going: begin_departure() when it starts
+  // detaching, depart() once it has. Between the two the broker's shutdown waits (idle()), so
+  // the session's records and will reach the store before it closes.
+  void begin_departure() { ++departing_; }
   void depart(const std::string& client_id, Departure departure);
+  bool idle() const { return departing_.load() == 0; }
+  // A persistent session's subscriptions changed; `done` on `home` once they are recorded.
+  void update(const std::string& client_id, std::uint64_t connection,
+              std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+              std::function<void()> done);
+
+  // Start-up: takes the MQTT records among the recovered ones (true), before the shards run.
+  bool recover(const store::RecoveredMessage& recovered);
+  // On each shard once it runs: re-arms the recovered sessions' expiry and wills.
+  void start(core::ShardId shard);
 
  private:
   core::ShardId owner(const std::string& client_id) const;
@@ -50,6 +65,7 @@ class Service {
   std::vector<core::Broker*> brokers_;
   Options options_;
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
+  std::atomic<std::size_t> departing_{0};
 };
 
 }  // namespace carrier::mqtt
