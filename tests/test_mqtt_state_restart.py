@@ -1,5 +1,6 @@
 """MQTT session state across broker restarts (SIGKILL and SIGTERM), on every store backend:
-the session record (subscription options, expiry), QoS 2 exchanges half-way, delayed wills.
+the session record (subscription options, expiry), QoS 2 exchanges half-way, delayed wills, and
+wills of clients still connected when the broker shuts down.
 
 The state lives in reserved queues (`$mqtt-sessions`, `$mqtt-qos2`, `$mqtt-wills`); see
 docs/mqtt.md "Persistence".
@@ -136,8 +137,8 @@ def test_session_expired_while_down_is_deleted_at_start(store_broker, mqtt_clien
     c = mqtt_client(broker, version="5", client_id=cid, properties=expiry(3))
     c.subscribe(topic, 1)
     c.disconnect()
-    deadline = time.time() + 3.2
     wait_stored(broker, cid)
+    deadline = time.time() + 3.2  # the broker's clock started before it stored the record
     mqtt_client(broker).publish(topic, b"stale", qos=1)
     broker.stop(signal.SIGKILL)
     assert not logged(broker, f"client '{cid}': session expired"), "expired before the kill: too slow a machine"
@@ -307,11 +308,12 @@ def test_overdue_will_is_published_at_start(store_broker, mqtt_client):
     broker = store_broker()
     topic = unique_topic("will/")
     watcher = persistent_watcher(broker, mqtt_client, topic)
-    cid, c = delayed_will_client(broker, mqtt_client, topic, delay=1)
+    cid, c = delayed_will_client(broker, mqtt_client, topic, delay=2)
     c.drop()
     wait_stored(broker, cid, will=True)
+    deadline = time.time() + 2.2
     broker.stop(signal.SIGKILL)
-    deadline = time.time() + 1.2
+    assert not logged(broker, f"client '{cid}': delayed will published"), "published before the kill"
     wait_for(lambda: time.time() > deadline, 5, "the will delay to pass while the broker is down")
     broker.start()
     w = watch_again(broker, mqtt_client, watcher)
@@ -340,3 +342,69 @@ def test_reconnect_after_a_restart_cancels_the_pending_will(store_broker, mqtt_c
     w = mqtt_client(broker)
     w.subscribe(topic, 1)
     assert_stays(lambda: w.count() == 0, 2.5, "no will record left")
+
+
+# --- 4. wills when the broker shuts down -------------------------------------------------------
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_will_is_published_when_the_broker_shuts_down(store_broker, mqtt_client, version):
+    broker = store_broker()
+    topic = unique_topic("will/")
+    watcher = persistent_watcher(broker, mqtt_client, topic)
+    c = raw.RawMqtt(broker.mqtt_port, version)
+    c.connect(unique_topic("bye"), will=(topic, b"broker went away", 1, False))
+    broker.stop(signal.SIGTERM)
+    packets = c.read_until_closed()
+    if version == 5:
+        assert packets and packets[-1].type == raw.DISCONNECT and packets[-1].reason == 0x8B
+    broker.start()
+    w = watch_again(broker, mqtt_client, watcher)
+    assert [m.payload for m in w.wait_messages(1)] == [b"broker went away"]
+    assert_stays(lambda: w.count() == 1, 0.3)
+
+
+def test_no_will_for_a_client_that_said_goodbye_before_shutdown(store_broker, mqtt_client):
+    broker = store_broker()
+    topic = unique_topic("will/")
+    watcher = persistent_watcher(broker, mqtt_client, topic)
+    c = mqtt_client(broker, will=dict(topic=topic, payload=b"gone", qos=1))
+    c.disconnect()
+    broker.stop(signal.SIGTERM)
+    broker.start()
+    w = watch_again(broker, mqtt_client, watcher)
+    mqtt_client(broker).publish(topic, b"marker", qos=1)
+    assert [m.payload for m in w.wait_messages(1)] == [b"marker"]
+    assert_stays(lambda: w.count() == 1, 0.3)
+
+
+def test_delayed_will_at_shutdown_stays_pending(store_broker, mqtt_client):
+    """A will with a delay of a client connected at shutdown is kept, not published at once:
+    published after the restart at its due time unless the client is back first."""
+    broker = store_broker()
+    topic = unique_topic("will/")
+    watcher = persistent_watcher(broker, mqtt_client, topic)
+    cid, c = delayed_will_client(broker, mqtt_client, topic, delay=2, payload=b"after shutdown")
+    other_cid, other = delayed_will_client(broker, mqtt_client, topic, delay=2, payload=b"came back")
+    broker.stop(signal.SIGTERM)
+    c.close_quietly()
+    other.close_quietly()
+    broker.start()
+    started = time.monotonic()
+    back = mqtt_client(broker, version="5", client_id=other_cid, clean=False, properties=expiry(300))
+    assert back.connack["flags"]["session present"] == 1
+    w = watch_again(broker, mqtt_client, watcher)
+    assert [m.payload for m in w.wait_messages(1, timeout=10)] == [b"after shutdown"]
+    assert time.monotonic() - started >= 1.0, "not at start-up: the delay counts"
+    assert_stays(lambda: w.count() == 1, 1.0, "the client that came back has no will")
+
+
+def test_will_without_persistent_session_at_shutdown_is_published(store_broker, mqtt_client):
+    """Will delay but session expiry 0: the session ends with the connection, the will goes now."""
+    broker = store_broker()
+    topic = unique_topic("will/")
+    watcher = persistent_watcher(broker, mqtt_client, topic)
+    delayed_will_client(broker, mqtt_client, topic, delay=60, session=0, payload=b"session over")
+    broker.stop(signal.SIGTERM)
+    broker.start()
+    w = watch_again(broker, mqtt_client, watcher)
+    assert [m.payload for m in w.wait_messages(1)] == [b"session over"]

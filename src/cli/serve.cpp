@@ -178,8 +178,10 @@ int serve(const config::Flags& flags) {
     auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
     for (auto* c : connections) c->shutdown();
   });
+  // The store closes once every connection is gone and MQTT has handed the departing sessions'
+  // records and wills to it (close() then writes and syncs them).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-  while (open_connections(pool) != 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((open_connections(pool) != 0 || !mqtt_service.idle()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   (*store)->close();

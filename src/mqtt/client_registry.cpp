@@ -267,6 +267,7 @@ void ClientRegistry::will_due(const std::string& client_id, std::uint64_t genera
   auto it = entries_.find(client_id);
   if (it == entries_.end() || it->second.generation != generation || !it->second.will) return;
   Entry& e = it->second;
+  log()->debug("client '{}': delayed will published", client_id);
   publish(std::move(e.will));
   e.will = nullptr;
   if (!e.will_record.is_nil()) write({{std::string(kWillsQueue), nullptr, e.will_record}});

@@ -297,8 +297,9 @@ void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
   if (watchdog_) watchdog_->cancel();
   if (taken_over_) return;  // take_over() has detached and reported
-  // A will belongs to an accepted connection that did not say goodbye; not to a stopping broker.
-  const bool with_will = connected_ && !clean_disconnect_ && !shutting_down_;
+  // A will belongs to an accepted connection that did not say goodbye, also when the broker
+  // closes it to shut down (MQTT 5 3.1.2.5: the server closed the connection).
+  const bool with_will = connected_ && !clean_disconnect_;
   if (registered_) service_.begin_departure();
   Departure d = make_departure(with_will);
   if (!registered_) {
