@@ -408,3 +408,110 @@ def test_will_without_persistent_session_at_shutdown_is_published(store_broker, 
     broker.start()
     w = watch_again(broker, mqtt_client, watcher)
     assert [m.payload for m in w.wait_messages(1)] == [b"session over"]
+
+
+# --- 5. shared subscriptions with persistent members ---------------------------------------------
+
+def share(topic):
+    return f"$share/grp/{topic}"
+
+
+@pytest.mark.parametrize("sig", [None] + SIGNALS)
+def test_shared_group_keeps_messages_for_a_persistent_member(store_broker, mqtt_client, sig):
+    broker = store_broker()
+    topic = unique_topic()
+    cid = unique_topic("member")
+    m = mqtt_client(broker, client_id=cid, clean=False)
+    m.subscribe(share(topic), 1)
+    m.disconnect()
+    pub = mqtt_client(broker)
+    for i in range(3):
+        pub.publish(topic, f"job{i}".encode(), qos=1)
+    pub.close_quietly()
+    if sig is not None:
+        restart(broker, sig)
+    m = mqtt_client(broker, client_id=cid, clean=False)
+    assert m.connack["flags"]["session present"] == 1
+    assert sorted(x.payload for x in m.wait_messages(3)) == [b"job0", b"job1", b"job2"]
+    assert_stays(lambda: m.count() == 3, 0.3)
+
+
+def test_shared_group_of_non_persistent_members_keeps_nothing(broker_factory, mqtt_client):
+    broker = broker_factory()
+    topic = unique_topic()
+    m = mqtt_client(broker)
+    m.subscribe(share(topic), 1)
+    m.disconnect()
+    mqtt_client(broker).publish(topic, b"nobody there", qos=1)
+    m = mqtt_client(broker)
+    m.subscribe(share(topic), 1)
+    mqtt_client(broker).publish(topic, b"marker", qos=1)
+    assert [x.payload for x in m.wait_messages(1)] == [b"marker"]
+    assert_stays(lambda: m.count() == 1, 0.3)
+
+
+def group_is_gone(broker, mqtt_client, topic):
+    """Publishes while no member is connected, then joins: nothing from before may come."""
+    mqtt_client(broker).publish(topic, b"while gone", qos=1)
+    m = mqtt_client(broker, client_id=unique_topic("late"), clean=False)
+    m.subscribe(share(topic), 1)
+    mqtt_client(broker).publish(topic, b"marker", qos=1)
+    assert [x.payload for x in m.wait_messages(1)] == [b"marker"]
+    assert_stays(lambda: m.count() == 1, 0.3)
+
+
+def test_shared_group_ends_with_its_last_persistent_member(broker_factory, mqtt_client):
+    broker = broker_factory()
+    topic = unique_topic()
+    a = mqtt_client(broker, client_id=unique_topic("a"), clean=False)
+    b_id = unique_topic("b")
+    b = mqtt_client(broker, client_id=b_id, clean=False)
+    a.subscribe(share(topic), 1)
+    b.subscribe(share(topic), 1)
+    a.unsubscribe(share(topic))
+    a.disconnect()
+    b.disconnect()
+    mqtt_client(broker).publish(topic, b"kept for b", qos=1)
+    b = mqtt_client(broker, client_id=b_id, clean=False)
+    assert [x.payload for x in b.wait_messages(1)] == [b"kept for b"], "b still holds the group"
+    b.unsubscribe(share(topic))
+    b.disconnect()
+    group_is_gone(broker, mqtt_client, topic)
+
+
+@pytest.mark.parametrize("while_down", [False, True], ids=["running", "while-down"])
+def test_shared_group_ends_when_the_persistent_member_session_expires(store_broker, mqtt_client, while_down):
+    broker = store_broker()
+    topic = unique_topic()
+    cid = unique_topic("exp")
+    m = mqtt_client(broker, version="5", client_id=cid, properties=expiry(2))
+    m.subscribe(share(topic), 1)
+    m.disconnect()
+    wait_stored(broker, cid)
+    mqtt_client(broker).publish(topic, b"held", qos=1)
+    if while_down:
+        deadline = time.time() + 2.2
+        broker.stop(signal.SIGKILL)
+        wait_for(lambda: time.time() > deadline, 5, "the expiry to pass while the broker is down")
+        broker.start()
+        assert logged(broker, f"client '{cid}': session expired while the broker was down")
+    else:
+        wait_for(lambda: logged(broker, f"client '{cid}': session expired"), 10, "the session to expire")
+    group_is_gone(broker, mqtt_client, topic)
+
+
+def test_shared_group_goes_on_for_connected_members_after_the_persistent_one_leaves(broker_factory, mqtt_client):
+    broker = broker_factory()
+    topic = unique_topic()
+    cid = unique_topic("p")
+    p = mqtt_client(broker, client_id=cid, clean=False)
+    p.subscribe(share(topic), 1)
+    live = mqtt_client(broker)
+    live.subscribe(share(topic), 1)
+    p.disconnect()
+    mqtt_client(broker, client_id=cid, clean=True).disconnect()  # ends p's session
+    pub = mqtt_client(broker)
+    pub.publish(topic, b"to the live member", qos=1)
+    assert [x.payload for x in live.wait_messages(1)] == [b"to the live member"]
+    live.disconnect()
+    group_is_gone(broker, mqtt_client, topic)

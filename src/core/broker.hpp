@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -51,6 +52,10 @@ struct SubscribeRequest {
   std::uint64_t no_local_origin = 0;
   // Topics: after subscribing, deliver the retained messages matching the filter (MQTT).
   bool want_retained = false;
+  // A named subscription shared by sessions of which only some persist (MQTT `$share` groups):
+  // a request with a holder makes it durable (or adds the holder to it); it stays durable
+  // while it has a holder (release_holder). Requests without one attach to it as it is.
+  std::string holder;
 };
 
 // A named topic subscription as every shard knows it.
@@ -59,6 +64,7 @@ struct NamedSubscription {
   std::string filter;  // the topic filter
   bool durable = false;
   std::string selector;  // selector text, empty for none
+  std::vector<std::string> holders;  // see SubscribeRequest::holder; sorted
 };
 
 // A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records
@@ -146,6 +152,10 @@ class Broker {
   void unsubscribe(ConsumerId id, Completion done);
   // Deletes a named subscription and every message waiting in it (durable ones from the store).
   void remove_subscription(std::string name, Completion done);
+  // Takes `holder` off a named subscription. Without holders left it is deleted with its
+  // messages, or, if consumers are attached, stops being durable (its messages leave the store
+  // and it goes with its last consumer).
+  void release_holder(std::string name, std::string holder, Completion done);
   // The named subscriptions whose names start with `prefix` (every shard holds them all).
   std::vector<NamedSubscription> named_subscriptions(std::string_view prefix) const;
   void ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
@@ -247,6 +257,17 @@ class Broker {
   void index_remove(std::string filter, ConsumerId id);
   void named_add(NamedEntry entry, std::uint32_t owner);
   void named_remove(const std::string& name);
+  // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes
+  // the owner store (or stop storing) its messages, then every shard's replica `entry`.
+  void named_replace(NamedEntry entry, MessageId previous, bool was_durable, Completion done);
+  void owner_set_durable(const std::string& key, bool durable, store::Batch& batch);
+  // Holder changes of one named subscription run one at a time on the subscription's owner,
+  // each reading the definition the previous one left: `op` calls its argument when done.
+  void holder_op(const std::string& name, std::function<void(Completion next)> op);
+  void run_holder_op(const std::string& name);
+  void owner_add_holder(SubscribeRequest request, Completion reply);
+  void owner_remove_holder(std::string name, std::string holder, Completion reply);
+  MessagePtr definition_message(const NamedEntry& entry);
   void topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries);
   void broadcast(std::function<void(Broker&)> fn, Completion done);
   Result<ConsumerId> subscribe_named(SubscribeRequest request, ConsumerRef ref, Completion done);
@@ -274,6 +295,7 @@ class Broker {
   std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;   // consumers homed here
   std::unordered_map<ConsumerId, TopicSubscription> topic_subscriptions_;
   std::unordered_map<std::string, NamedEntry> named_;                // replica: every named subscription
+  std::unordered_map<std::string, std::deque<std::function<void(Completion)>>> holder_ops_;  // owner: by name
   std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
   DestinationTree topic_index_;                                      // replica: every topic subscription
   Schedule schedule_;

@@ -395,7 +395,9 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
       if (k == "name") entry.def.name = v;
       if (k == "filter") entry.def.filter = v;
       if (k == "selector") entry.def.selector = v;
+      if (k == "holder") entry.def.holders.push_back(v);
     }
+    std::sort(entry.def.holders.begin(), entry.def.holders.end());
     entry.def.durable = true;
     entry.definition_id = m->id;
     if (entry.def.name.empty() || entry.def.filter.empty()) return;
@@ -403,6 +405,7 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
     for (auto* b : brokers) {
       NamedEntry copy = entry;
       if (!copy.def.selector.empty() && b->compile_selector_) copy.selector = b->compile_selector_(copy.def.selector);
+      b->named_remove(copy.def.name);  // a later definition of the same name replaces it
       b->named_add(std::move(copy), owner);
     }
     return;

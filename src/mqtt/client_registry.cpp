@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "base/logging.hpp"
+#include "mqtt/codec/topic_syntax.hpp"
 #include "mqtt/session.hpp"
 #include "mqtt/session_record.hpp"
+#include "mqtt/topic_map.hpp"
 
 namespace carrier::mqtt {
 
@@ -45,6 +47,15 @@ std::string shared_subscription_name(std::string_view group, std::string_view fi
   return out + std::string(filter);
 }
 
+std::vector<std::string> shared_subscription_names(std::string_view shared_filter) {
+  std::vector<std::string> out;
+  auto shared = codec::parse_shared_filter(shared_filter);
+  if (!shared) return out;
+  out.push_back(shared_subscription_name(shared->group, shared->filter));
+  if (to_core_filters(shared->filter).parent) out.push_back(out.front() + std::string(kParentSuffix));
+  return out;
+}
+
 ClientRegistry::ClientRegistry(core::ShardId self, core::Executor& executor, core::Broker& broker)
     : self_(self), executor_(executor), broker_(broker) {}
 
@@ -79,7 +90,9 @@ void ClientRegistry::serve(const std::string& client_id, Entry& e) {
   std::optional<SessionState> state = std::move(e.stored);
   e.stored.reset();
   if (w.who.clean_start && state) {
-    // The old session ends here: its half-done QoS 2 exchanges with it.
+    // The old session ends here: its half-done QoS 2 exchanges and its hold on shared
+    // subscriptions with it.
+    release_shared(client_id, &*state);
     drop_records(e, &*state, changes);
     state->inbound_qos2.clear();
     state->outbound_pubrel.clear();
@@ -256,11 +269,19 @@ void ClientRegistry::expire(const std::string& client_id, std::uint64_t generati
   write(std::move(changes));
   if (e.will) publish(std::move(e.will));
   e.will = nullptr;
-  e.stored.reset();
   for (const auto& sub : broker_.named_subscriptions(subscription_prefix(client_id))) {
     broker_.remove_subscription(sub.name, nullptr);
   }
+  release_shared(client_id, e.stored ? &*e.stored : nullptr);
+  e.stored.reset();
   forget_if_idle(client_id);
+}
+
+void ClientRegistry::release_shared(const std::string& client_id, const SessionState* state) {
+  if (state == nullptr) return;
+  for (const auto& [filter, options] : state->subscriptions) {
+    for (auto& name : shared_subscription_names(filter)) broker_.release_holder(std::move(name), client_id, nullptr);
+  }
 }
 
 void ClientRegistry::will_due(const std::string& client_id, std::uint64_t generation) {

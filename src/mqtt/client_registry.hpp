@@ -99,6 +99,8 @@ class ClientRegistry {
   // Appends the deletion of the session record, the will record and the QoS 2 records in `state`.
   static void drop_records(Entry& e, const SessionState* state, std::vector<core::StateRecord>& changes);
   void write(std::vector<core::StateRecord> changes, std::function<void()> done = nullptr);
+  // The session no longer holds its `$share` groups (the last holder's end deletes a group).
+  void release_shared(const std::string& client_id, const SessionState* state);
   void arm_timers(const std::string& client_id, Entry& e, std::optional<std::int64_t> deadline_ms);
 
   core::ShardId self_;

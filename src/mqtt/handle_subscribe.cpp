@@ -66,6 +66,11 @@ Status Session::attach(Subscription& sub, bool want_retained, std::function<void
     req.consumer = consumer_;
     req.subscription_name = part.name;
     req.durable = sub.named && sub.durable;
+    if (shared && session_expiry_ > 0) {
+      // A persistent member keeps the group, with its messages, while it is away.
+      req.durable = true;
+      req.holder = client_id_;
+    }
     req.no_local_origin = sub.options.no_local ? id() : 0;
     // Shared subscriptions get no retained messages (MQTT 5 4.8.2).
     req.want_retained = want_retained && !shared;
@@ -97,7 +102,12 @@ void Session::release(Subscription& sub, bool remove_named, std::function<void()
     broker_.unsubscribe(c, [fan](Status) { fan->step(); });
   }
   sub.consumers.clear();
-  if (remove_named && sub.named && sub.durable) {
+  if (remove_named && sub.named && codec::is_shared_filter(sub.filter)) {
+    // This session no longer holds the group (the last holder's going ends it).
+    auto names = shared_subscription_names(sub.filter);
+    fan->remaining += names.size();
+    for (auto& name : names) broker_.release_holder(std::move(name), client_id_, [fan](Status) { fan->step(); });
+  } else if (remove_named && sub.named && sub.durable) {
     const std::string name = subscription_name(client_id_, sub.filter);
     const bool has_parent = to_core_filters(sub.filter).parent.has_value();
     fan->remaining += has_parent ? 2 : 1;

@@ -7,6 +7,15 @@
 
 namespace carrier::mqtt {
 
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("mqtt");
+  return logger;
+}
+
+}  // namespace
+
 Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options)
     : executor_(executor), brokers_(std::move(brokers)), options_(std::move(options)) {
   for (std::size_t i = 0; i < brokers_.size(); ++i) {
@@ -70,6 +79,7 @@ bool Service::recover(const store::RecoveredMessage& r) {
   const auto& m = *r.message;
   if (name == kSessionsQueue) {
     if (auto rec = decode_session(m)) {
+      recovered_sessions_.insert(rec->client_id);
       const auto owner_index = owner(rec->client_id).value();
       registries_[owner_index]->restore_session(std::move(*rec), m.id);
     } else {
@@ -96,6 +106,19 @@ bool Service::recover(const store::RecoveredMessage& r) {
   return false;
 }
 
-void Service::start(core::ShardId shard) { registries_[shard.value()]->start(); }
+void Service::start(core::ShardId shard) {
+  registries_[shard.value()]->start();
+  if (shard.value() != 0) return;
+  // A `$share` group held by a client without a session (its end was not recorded in full)
+  // would be kept forever: let go of it here.
+  auto& broker = *brokers_[0];
+  for (const auto& group : broker.named_subscriptions("mqtt-share:")) {
+    for (const auto& holder : group.holders) {
+      if (recovered_sessions_.contains(holder)) continue;
+      log()->info("shared subscription '{}': client '{}' has no session any more", group.name, holder);
+      broker.release_holder(group.name, holder, nullptr);
+    }
+  }
+}
 
 }  // namespace carrier::mqtt

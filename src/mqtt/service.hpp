@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/broker.hpp"
@@ -66,6 +67,8 @@ class Service {
   Options options_;
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
   std::atomic<std::size_t> departing_{0};
+  // Client ids with a session record at start-up: the only possible holders of `$share` groups.
+  std::unordered_set<std::string> recovered_sessions_;
 };
 
 }  // namespace carrier::mqtt

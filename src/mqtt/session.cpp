@@ -262,7 +262,9 @@ void Session::detach_all(std::function<void()> done) {
   auto step = [remaining, done = std::move(done)]() {
     if (--*remaining == 0 && done) done();
   };
-  for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.durable, step);
+  // A session ending with its connection deletes its durable subscriptions and lets go of its
+  // shared groups (it may hold them from when it was persistent).
+  for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.named, step);
   subscriptions_.clear();
   by_consumer_.clear();
   backlog_.clear();

@@ -57,5 +57,8 @@ std::string subscription_name(std::string_view client_id, std::string_view filte
 std::string shared_subscription_name(std::string_view group, std::string_view filter);
 // The second core subscription of a filter ending in `/#` (for the parent level).
 inline constexpr std::string_view kParentSuffix = ":parent";
+// The core subscriptions of a `$share/{group}/{filter}` filter (one, or two with the parent
+// level); none for another filter. A persistent session holds them (core holder = client id).
+std::vector<std::string> shared_subscription_names(std::string_view shared_filter);
 
 }  // namespace carrier::mqtt
