@@ -179,7 +179,8 @@ void ClientRegistry::take_over(const std::string& client_id, Entry& e) {
       });
     };
     auto session = weak.lock();
-    if (session && !session->is_closed()) {
+    if (session) {
+      // Also when closed: one still detaching hands its state over when done.
       session->take_over(clean_start, std::move(back));
     } else {
       back(std::nullopt);

@@ -47,6 +47,8 @@ class Service {
   // detaching, depart() once it has. Between the two the broker's shutdown waits (idle()), so
   // the session's records and will reach the store before it closes.
   void begin_departure() { ++departing_; }
+  // A departure handed to a take-over instead of depart().
+  void end_departure() { --departing_; }
   void depart(const std::string& client_id, Departure departure);
   bool idle() const { return departing_.load() == 0; }
   // A persistent session's subscriptions changed; `done` on `home` once they are recorded.

@@ -275,6 +275,12 @@ void Session::detach_all(std::function<void()> done) {
 }
 
 void Session::take_over(bool successor_clean_start, std::function<void(std::optional<Departure>)> done) {
+  if (departing_ && !taken_over_) {
+    // Closed and still detaching: the session state goes to the successor when that is done,
+    // not to the registry after the successor has been granted an empty one.
+    pending_take_over_ = std::move(done);
+    return;
+  }
   if (is_closed() || taken_over_) {
     done(std::nullopt);
     return;
@@ -309,9 +315,20 @@ void Session::on_closed() {
     return;
   }
   registered_ = false;
+  departing_ = true;
   // The registry hears of it once the core has the consumers removed, so a reconnecting client
   // does not compete with this connection's consumers.
-  detach_all([s = self(), d = std::move(d)]() mutable { s->service_.depart(s->client_id_, std::move(d)); });
+  detach_all([s = self(), d = std::move(d)]() mutable {
+    s->departing_ = false;
+    if (s->pending_take_over_) {
+      auto handed = std::move(s->pending_take_over_);
+      s->pending_take_over_ = nullptr;
+      s->service_.end_departure();
+      handed(std::move(d));
+      return;
+    }
+    s->service_.depart(s->client_id_, std::move(d));
+  });
 }
 
 void Session::shutdown() {

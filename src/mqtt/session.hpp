@@ -166,6 +166,9 @@ class Session : public net::Connection {
   bool taken_over_ = false;
   bool clean_disconnect_ = false;  // DISCONNECT without will: no will
   bool shutting_down_ = false;
+  // Closed, its departure not yet reported (detaching): a take-over arriving then waits for it.
+  bool departing_ = false;
+  std::function<void(std::optional<Departure>)> pending_take_over_;
   std::string client_id_;
   bool clean_start_ = true;
   std::uint32_t session_expiry_ = 0;  // seconds; 0: the session ends with the connection
