@@ -301,14 +301,14 @@ void ClientRegistry::will_due(const std::string& client_id, std::uint64_t genera
 
 void ClientRegistry::restore_session(SessionRecord record, core::MessageId id) {
   Entry& e = entries_[record.client_id];
-  if (!e.record.is_nil()) bad_records_.push_back({std::string(kSessionsQueue), nullptr, e.record});  // superseded
+  if (!e.record.is_nil()) superseded_.push_back({std::string(kSessionsQueue), nullptr, e.record});
   e.record = id;
   e.recovered = std::move(record);
 }
 
 void ClientRegistry::restore_will(WillRecord record) {
   Entry& e = entries_[record.client_id];
-  if (!e.will_record.is_nil()) bad_records_.push_back({std::string(kWillsQueue), nullptr, e.will_record});
+  if (!e.will_record.is_nil()) superseded_.push_back({std::string(kWillsQueue), nullptr, e.will_record});
   e.will_record = record.will->id;
   e.will = std::move(record.will);
   e.will_due_ms = record.due_ms;
@@ -320,14 +320,15 @@ void ClientRegistry::restore_qos2(const Qos2Record& record, core::MessageId id) 
 }
 
 void ClientRegistry::restore_bad(std::string queue, core::MessageId id) {
-  bad_records_.push_back({std::move(queue), nullptr, id});
+  // Left in the store: a later format may be readable by a later version.
+  log()->warn("{} record {} does not decode (another format?): ignored, kept", queue, id.to_string());
 }
 
 void ClientRegistry::start() {
-  if (!bad_records_.empty()) {
-    log()->warn("{} MQTT state record(s) that do not decode or were superseded: deleted", bad_records_.size());
-    write(std::move(bad_records_));
-    bad_records_.clear();
+  if (!superseded_.empty()) {
+    log()->warn("{} superseded MQTT state record(s): deleted", superseded_.size());
+    write(std::move(superseded_));
+    superseded_.clear();
   }
   const std::int64_t now = broker_.now_ms();
   std::vector<std::string> ids;

@@ -107,7 +107,7 @@ class ClientRegistry {
   core::Executor& executor_;
   core::Broker& broker_;
   std::unordered_map<std::string, Entry> entries_;
-  std::vector<core::StateRecord> bad_records_;  // recovered, undecodable: deleted by start()
+  std::vector<core::StateRecord> superseded_;  // recovered twice for one client: deleted by start()
 };
 
 }  // namespace carrier::mqtt

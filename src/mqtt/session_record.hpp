@@ -14,7 +14,7 @@ namespace carrier::mqtt {
 // MQTT state that must survive a restart is kept as messages in reserved queues (like the
 // core's `$subscriptions`): every store backend keeps it with no record kind of its own.
 // Format version 1, in message properties (names below); unknown properties are ignored, a
-// record that does not decode is skipped (and deleted) at start-up.
+// record that does not decode is logged and skipped at start-up (kept in the store).
 //
 // `$mqtt-sessions`: one record per persistent session (client id), replaced on change: the new
 //   record and the ack of the old one go in one store batch, so a crash keeps one of them.
