@@ -107,7 +107,7 @@ int serve(const config::Flags& flags) {
   mqtt::Service mqtt_service(pool, peers, cfg->mqtt);
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
-    if (!mqtt_service.recover(r)) core::Broker::recover(peers, std::move(r));
+    if (!mqtt_service.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
   if (!st) {

@@ -72,11 +72,10 @@ void Service::update(const std::string& client_id, std::uint64_t connection,
   });
 }
 
-bool Service::recover(const store::RecoveredMessage& r) {
+bool Service::recover(std::string_view queue_key, const core::Message& m) {
   constexpr std::string_view kPrefix = "queue:";
-  if (!r.queue.starts_with(kPrefix)) return false;
-  const std::string_view name = std::string_view(r.queue).substr(kPrefix.size());
-  const auto& m = *r.message;
+  if (!queue_key.starts_with(kPrefix)) return false;
+  const std::string_view name = queue_key.substr(kPrefix.size());
   if (name == kSessionsQueue) {
     if (auto rec = decode_session(m)) {
       recovered_sessions_.insert(rec->client_id);

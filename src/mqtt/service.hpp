@@ -12,7 +12,6 @@
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
 #include "net/asio.hpp"
-#include "store/record.hpp"
 
 namespace carrier::mqtt {
 
@@ -56,8 +55,9 @@ class Service {
               std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
               std::function<void()> done);
 
-  // Start-up: takes the MQTT records among the recovered ones (true), before the shards run.
-  bool recover(const store::RecoveredMessage& recovered);
+  // Start-up: takes the MQTT records among the recovered messages (true), before the shards
+  // run. `queue_key` is the store key ("queue:$mqtt-sessions").
+  bool recover(std::string_view queue_key, const core::Message& message);
   // On each shard once it runs: re-arms the recovered sessions' expiry and wills.
   void start(core::ShardId shard);
 
