@@ -132,7 +132,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
   for (std::size_t i = 0; i < s.topics.size(); ++i) {
     const auto& t = s.topics[i];
     const bool shared = codec::is_shared_filter(t.filter);
-    SubscriptionOptions options{t.qos, t.no_local, t.retain_as_published, identifier};
+    SubscriptionOptions options{t.qos, t.no_local, t.retain_as_published, identifier, t.retain_handling};
     auto existing = subscriptions_.find(t.filter);
     const bool existed = existing != subscriptions_.end();
     const bool want_retained = t.retain_handling == 0 || (t.retain_handling == 1 && !existed);

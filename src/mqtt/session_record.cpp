@@ -58,12 +58,12 @@ core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std:
   p.emplace_back("protocol-level", std::to_string(r.protocol_level));
   p.emplace_back("expiry", std::to_string(r.expiry_seconds));
   p.emplace_back("away-since", std::to_string(r.away_since_ms));
-  // One property per subscription: "<qos> <no-local> <retain-as-published> <identifier> <filter>",
-  // the filter last (it may hold spaces).
+  // One property per subscription: "<qos> <no-local> <retain-as-published> <retain-handling>
+  // <identifier> <filter>", the filter last (it may hold spaces).
   for (const auto& [filter, o] : r.subscriptions) {
     p.emplace_back("sub", std::to_string(o.qos) + ' ' + (o.no_local ? '1' : '0') + ' ' +
-                              (o.retain_as_published ? '1' : '0') + ' ' + std::to_string(o.identifier) + ' ' +
-                              filter);
+                              (o.retain_as_published ? '1' : '0') + ' ' + std::to_string(o.retain_handling) + ' ' +
+                              std::to_string(o.identifier) + ' ' + filter);
   }
   return record_message(kSessionsQueue, id, now_ms, std::move(p));
 }
@@ -96,12 +96,15 @@ std::optional<SessionRecord> decode_session(const core::Message& m) {
       auto qos = take_number<unsigned>(rest);
       auto no_local = take_number<unsigned>(rest);
       auto rap = take_number<unsigned>(rest);
+      auto handling = take_number<unsigned>(rest);
       auto identifier = take_number<std::uint32_t>(rest);
-      if (!qos || *qos > 2 || !no_local || *no_local > 1 || !rap || *rap > 1 || !identifier || rest.empty()) {
+      if (!qos || *qos > 2 || !no_local || *no_local > 1 || !rap || *rap > 1 || !handling || *handling > 2 ||
+          !identifier || rest.empty()) {
         return std::nullopt;
       }
-      r.subscriptions[std::string(rest)] =
-          SubscriptionOptions{static_cast<std::uint8_t>(*qos), *no_local == 1, *rap == 1, *identifier};
+      r.subscriptions[std::string(rest)] = SubscriptionOptions{static_cast<std::uint8_t>(*qos), *no_local == 1,
+                                                               *rap == 1, *identifier,
+                                                               static_cast<std::uint8_t>(*handling)};
     }
   }
   if (!format || !client || !expiry) return std::nullopt;

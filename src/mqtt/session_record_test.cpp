@@ -17,9 +17,9 @@ SessionRecord sample() {
   r.protocol_level = 5;
   r.expiry_seconds = 300;
   r.away_since_ms = kNow - 5000;
-  r.subscriptions["a/+/c"] = SubscriptionOptions{2, true, true, 7};
+  r.subscriptions["a/+/c"] = SubscriptionOptions{2, true, true, 7, 2};
   r.subscriptions["with space/#"] = SubscriptionOptions{1, false, false, 0};
-  r.subscriptions["$share/g/x"] = SubscriptionOptions{0, false, true, 268435455};
+  r.subscriptions["$share/g/x"] = SubscriptionOptions{0, false, true, 268435455, 1};
   return r;
 }
 
@@ -56,9 +56,10 @@ TEST(SessionRecord, BadRecordsAreRefused) {
   EXPECT_FALSE(with("expiry", "12x"));
   EXPECT_FALSE(with("protocol-level", "9"));
   EXPECT_FALSE(with("away-since", "-5"));
-  EXPECT_FALSE(with("sub", "3 0 0 0 a"));
-  EXPECT_FALSE(with("sub", "1 0 0 0 "));
-  EXPECT_FALSE(with("sub", "1 0 0"));
+  EXPECT_FALSE(with("sub", "3 0 0 0 0 a"));
+  EXPECT_FALSE(with("sub", "1 0 0 3 0 a"));
+  EXPECT_FALSE(with("sub", "1 0 0 0 0 "));
+  EXPECT_FALSE(with("sub", "1 0 0 0"));
   EXPECT_FALSE(with("sub", ""));
   core::Message missing = *good;
   missing.properties.erase(missing.properties.begin() + 1);  // client-id

@@ -15,6 +15,8 @@ struct SubscriptionOptions {
   bool no_local = false;
   bool retain_as_published = false;
   std::uint32_t identifier = 0;  // MQTT 5 subscription identifier; 0: none
+  // MQTT 5 retain handling as asked (used at SUBSCRIBE time; kept with the session's record).
+  std::uint8_t retain_handling = 0;
 
   bool operator==(const SubscriptionOptions&) const = default;
 };
