@@ -143,7 +143,8 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
   bool rebuilt = false;
   if (!named.empty()) {
     // Durable subscriptions the registry does not know (no session record: data from before
-    // records were kept, or a crash between SUBACK and the record): rebuilt at QoS 1.
+    // records were kept, or a crash after the subscription was stored, before its record and
+    // its SUBACK): rebuilt at QoS 1.
     if (!state) state = SessionState{};
     for (const auto& n : named) {
       std::string filter = n.name.substr(prefix.size());
