@@ -122,10 +122,12 @@ int serve(const config::Flags& flags) {
     }
   });
 
-  // Recovery runs before any shard thread: each message goes straight into its owner's queue.
+  // Recovery runs before any shard thread: each message goes straight into its owner's queue;
+  // MQTT's session records to the client registries.
+  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, **authenticator);
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
-    core::Broker::recover(peers, std::move(r));
+    if (!mqtt_service.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
   if (!st) {
@@ -148,7 +150,6 @@ int serve(const config::Flags& flags) {
     }
   }
 
-  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, auth);
   net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
     mqtt_service.accept(std::move(socket), shard);
   });
@@ -168,7 +169,10 @@ int serve(const config::Flags& flags) {
   });
 
   pool.start();
-  on_every_shard(pool, [&brokers, &pool] { brokers[pool.current()->value()]->start(); });
+  on_every_shard(pool, [&brokers, &pool, &mqtt_service] {
+    brokers[pool.current()->value()]->start();
+    mqtt_service.start(*pool.current());
+  });
   if (cfg->stomp_listener.enabled) {
     stomp_listener.start();
     auto ep = stomp_listener.local_endpoint();
@@ -203,8 +207,10 @@ int serve(const config::Flags& flags) {
     auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
     for (auto* c : connections) c->shutdown();
   });
+  // The store closes once every connection is gone and MQTT has handed the departing sessions'
+  // records and wills to it (close() then writes and syncs them).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-  while (open_connections(pool) != 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((open_connections(pool) != 0 || !mqtt_service.idle()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   auth.stop();

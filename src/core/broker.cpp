@@ -170,7 +170,9 @@ void Broker::open_temp_queue(Destination destination) {
   post_to(owner, [key = std::move(key)](Broker& b) { (void)b.owned(key); });
 }
 
-void Broker::send(std::vector<MessagePtr> messages, Completion done) {
+void Broker::send(std::vector<MessagePtr> messages, Completion done) { send(std::move(messages), {}, std::move(done)); }
+
+void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
   const auto now = now_ms();
   // Default time-to-live and scheduled topic messages are settled here, where the message enters.
   std::vector<MessagePtr> ready;
@@ -195,6 +197,7 @@ void Broker::send(std::vector<MessagePtr> messages, Completion done) {
   std::vector<MessagePtr> retained;
   store::Batch batch;
   plan(ready, to_queues, to_private, retained, batch);
+  add_state(batch, std::move(state));
 
   const bool need_verdict = needs_verdict(to_queues);
   const std::size_t parts = (batch.empty() ? 0 : 1) + (need_verdict ? 1 : 0);
@@ -298,7 +301,7 @@ void Broker::commit(Transaction tx, Completion done) {
         ack(id, std::move(tags), nullptr);
       } else {
         post_to(it->second.owner, [key = it->second.queue_key, id, tags = std::move(tags)](Broker& b) mutable {
-          b.owner_settle(std::move(key), id, std::move(tags), true, false, nullptr);
+          b.owner_settle(std::move(key), id, std::move(tags), true, false, {}, nullptr);
         });
       }
     }
@@ -386,16 +389,45 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
 }
 
 void Broker::ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
-  settle(id, std::move(tags), true, std::move(done));
+  settle(id, std::move(tags), true, {}, std::move(done));
+}
+
+void Broker::ack(ConsumerId id, std::vector<std::uint64_t> tags, std::vector<StateRecord> state, Completion done) {
+  settle(id, std::move(tags), true, std::move(state), std::move(done));
 }
 
 void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
-  settle(id, std::move(tags), false, std::move(done));
+  settle(id, std::move(tags), false, {}, std::move(done));
 }
 
-void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, Completion done) {
+void Broker::add_state(store::Batch& batch, std::vector<StateRecord> state) {
+  for (auto& s : state) {
+    const std::string key = Destination{DestinationKind::queue, s.queue}.key();
+    if (s.add) batch.push_back(store::Record::added(key, std::move(s.add)));
+    if (!s.remove.is_nil()) batch.push_back(store::Record::acked(key, s.remove));
+  }
+}
+
+void Broker::write_state(std::vector<StateRecord> state, Completion done) {
+  store::Batch batch;
+  add_state(batch, std::move(state));
+  if (batch.empty()) {
+    complete_on(self_, std::move(done), ok());
+    return;
+  }
+  store_.append(std::move(batch), [this, done = std::move(done)](Status st) mutable {
+    complete_on(self_, std::move(done), std::move(st));
+  });
+}
+
+void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
+                    Completion done) {
   auto it = subscriptions_.find(id);
   if (it == subscriptions_.end()) {
+    if (!state.empty()) {
+      write_state(std::move(state), std::move(done));
+      return;
+    }
     complete_on(self_, std::move(done), unexpected(Errc::not_found, "no such subscription"));
     return;
   }
@@ -409,6 +441,10 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
       auto outcome = sub.queue->nack(id, tags);
       handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
     }
+    if (!state.empty()) {
+      write_state(std::move(state), std::move(done));
+      return;
+    }
     complete_on(self_, std::move(done), ok());
     return;
   }
@@ -416,11 +452,12 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
   const auto owner = it->second.owner;
   // Acks of persistent messages are recorded; nacks only move messages in memory.
   if (owner == self_) {
-    owner_settle(it->second.queue_key, id, std::move(tags), is_ack, is_ack, std::move(reply));
+    owner_settle(it->second.queue_key, id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply));
     return;
   }
-  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), is_ack, reply = std::move(reply)](Broker& b) mutable {
-    b.owner_settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(reply));
+  post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), is_ack, state = std::move(state),
+                  reply = std::move(reply)](Broker& b) mutable {
+    b.owner_settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply));
   });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <random>
@@ -51,6 +52,10 @@ struct SubscribeRequest {
   std::uint64_t no_local_origin = 0;
   // Topics: after subscribing, deliver the retained messages matching the filter (MQTT).
   bool want_retained = false;
+  // A named subscription shared by sessions of which only some persist (MQTT `$share` groups):
+  // a request with a holder makes it durable (or adds the holder to it); it stays durable
+  // while it has a holder (release_holder). Requests without one attach to it as it is.
+  std::string holder;
 };
 
 // A named topic subscription as every shard knows it.
@@ -59,6 +64,16 @@ struct NamedSubscription {
   std::string filter;  // the topic filter
   bool durable = false;
   std::string selector;  // selector text, empty for none
+  std::vector<std::string> holders;  // see SubscribeRequest::holder; sorted
+};
+
+// A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records
+// there are never routed nor delivered, only written through the Broker and handed back to
+// their protocol at recovery (the store needs no record kind of its own for them).
+struct StateRecord {
+  std::string queue;  // the reserved queue's name, e.g. "$mqtt-sessions"
+  MessagePtr add;     // a record to add, or null
+  MessageId remove;   // a record to remove (acked), or nil
 };
 
 // Deliveries named for an ack or nack inside a transaction. The message is carried so that the
@@ -127,6 +142,9 @@ class Broker {
   // queues and durable subscriptions are stored first; `done` runs once they are durable (or
   // failed, or refused by a full destination).
   void send(std::vector<MessagePtr> messages, Completion done);
+  // The same, with state records written in the messages' store batch: a crash keeps both or
+  // neither (MQTT's "QoS 2 PUBLISH received" with the message itself).
+  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
   // Detaches the consumer. A named subscription stays (with its messages) until
   // remove_subscription(); a private one is gone. A non-durable named one goes with its last
@@ -134,9 +152,17 @@ class Broker {
   void unsubscribe(ConsumerId id, Completion done);
   // Deletes a named subscription and every message waiting in it (durable ones from the store).
   void remove_subscription(std::string name, Completion done);
+  // Takes `holder` off a named subscription. Without holders left it is deleted with its
+  // messages, or, if consumers are attached, stops being durable (its messages leave the store
+  // and it goes with its last consumer).
+  void release_holder(std::string name, std::string holder, Completion done);
   // The named subscriptions whose names start with `prefix` (every shard holds them all).
   std::vector<NamedSubscription> named_subscriptions(std::string_view prefix) const;
   void ack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
+  // An ack whose store records land in one batch with `state` (MQTT's "QoS 2 PUBREC came").
+  void ack(ConsumerId id, std::vector<std::uint64_t> tags, std::vector<StateRecord> state, Completion done);
+  // Writes state records in one store batch; `done` once durable.
+  void write_state(std::vector<StateRecord> state, Completion done);
   void nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
@@ -198,7 +224,9 @@ class Broker {
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
             store::Batch& batch);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
-  void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, Completion done);
+  void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
+              Completion done);
+  static void add_state(store::Batch& batch, std::vector<StateRecord> state);
   void complete_on(ShardId shard, Completion done, Status status);
   void post_to(ShardId shard, std::function<void(Broker&)> fn);
 
@@ -208,7 +236,7 @@ class Broker {
   void owner_add_consumer(std::string key, ConsumerRef ref, Completion done);
   void owner_remove_consumer(std::string key, ConsumerId id, Completion done);
   void owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool ack, bool persist_acks,
-                    Completion done);
+                    std::vector<StateRecord> state, Completion done);
   void owner_delete(std::string key, Completion done);
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Returned deliveries: dead-letter, delay or requeue each per its destination's policy.
@@ -229,6 +257,17 @@ class Broker {
   void index_remove(std::string filter, ConsumerId id);
   void named_add(NamedEntry entry, std::uint32_t owner);
   void named_remove(const std::string& name);
+  // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes
+  // the owner store (or stop storing) its messages, then every shard's replica `entry`.
+  void named_replace(NamedEntry entry, MessageId previous, bool was_durable, Completion done);
+  void owner_set_durable(const std::string& key, bool durable, store::Batch& batch);
+  // Holder changes of one named subscription run one at a time on the subscription's owner,
+  // each reading the definition the previous one left: `op` calls its argument when done.
+  void holder_op(const std::string& name, std::function<void(Completion next)> op);
+  void run_holder_op(const std::string& name);
+  void owner_add_holder(SubscribeRequest request, Completion reply);
+  void owner_remove_holder(std::string name, std::string holder, Completion reply);
+  MessagePtr definition_message(const NamedEntry& entry);
   void topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries);
   void broadcast(std::function<void(Broker&)> fn, Completion done);
   Result<ConsumerId> subscribe_named(SubscribeRequest request, ConsumerRef ref, Completion done);
@@ -256,6 +295,7 @@ class Broker {
   std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;   // consumers homed here
   std::unordered_map<ConsumerId, TopicSubscription> topic_subscriptions_;
   std::unordered_map<std::string, NamedEntry> named_;                // replica: every named subscription
+  std::unordered_map<std::string, std::deque<std::function<void(Completion)>>> holder_ops_;  // owner: by name
   std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
   DestinationTree topic_index_;                                      // replica: every topic subscription
   Schedule schedule_;

@@ -128,9 +128,17 @@ void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion do
 }
 
 void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
-                          bool persist_acks, Completion done) {
+                          bool persist_acks, std::vector<StateRecord> state, Completion done) {
   auto it = queues_.find(key);
   if (it == queues_.end()) {
+    if (!state.empty()) {
+      store::Batch batch;
+      add_state(batch, std::move(state));
+      store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+        if (done) done(std::move(st));
+      });
+      return;
+    }
     if (done) done(unexpected(Errc::not_found, "queue " + key));
     return;
   }
@@ -146,6 +154,7 @@ void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint6
   auto outcome = q.ack(id, tags);
   store::Batch batch;
   release(key, oq.stored && persist_acks, outcome.removed, batch);
+  add_state(batch, std::move(state));
   dispatch(key, q, oq.stored);
   if (batch.empty()) {
     if (done) done(ok());
@@ -386,7 +395,9 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
       if (k == "name") entry.def.name = v;
       if (k == "filter") entry.def.filter = v;
       if (k == "selector") entry.def.selector = v;
+      if (k == "holder") entry.def.holders.push_back(v);
     }
+    std::sort(entry.def.holders.begin(), entry.def.holders.end());
     entry.def.durable = true;
     entry.definition_id = m->id;
     if (entry.def.name.empty() || entry.def.filter.empty()) return;
@@ -394,6 +405,7 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
     for (auto* b : brokers) {
       NamedEntry copy = entry;
       if (!copy.def.selector.empty() && b->compile_selector_) copy.selector = b->compile_selector_(copy.def.selector);
+      b->named_remove(copy.def.name);  // a later definition of the same name replaces it
       b->named_add(std::move(copy), owner);
     }
     return;

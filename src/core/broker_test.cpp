@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <tuple>
 
 namespace carrier::core {
@@ -198,6 +199,51 @@ TEST_F(BrokerTest, AckOfPersistentMessageIsRecorded) {
   EXPECT_EQ(store_.records[2].kind, store::RecordKind::ack);
 }
 
+TEST_F(BrokerTest, StateRecordsShareTheBatchOfTheirSendOrAck) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(1, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  auto state = make("in flight", Destination{DestinationKind::queue, "$proto-state"}, true);
+  bool sent = false;
+  on(2, [&](Broker& b) {
+    b.send({make("p", kQueue, true)}, {StateRecord{"$proto-state", state, {}}}, [&](Status st) { sent = st.has_value(); });
+  });
+  // One append: the message and the state record land together (then the delivery record).
+  ASSERT_EQ(store_.records.size(), 3u);
+  EXPECT_EQ(store_.records[0].queue, "queue:orders");
+  EXPECT_EQ(store_.records[1].queue, "queue:$proto-state");
+  EXPECT_EQ(store_.records[1].kind, store::RecordKind::message);
+  EXPECT_FALSE(sent);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(sent);
+  ASSERT_EQ(c->got.size(), 1u);
+  store_.records.clear();
+  auto next = make("owed", Destination{DestinationKind::queue, "$proto-state"}, true);
+  bool acked = false;
+  on(1, [&](Broker& b) {
+    b.ack(id, {c->got[0].tag}, {StateRecord{"$proto-state", next, state->id}}, [&](Status st) { acked = st.has_value(); });
+  });
+  ASSERT_EQ(store_.records.size(), 3u);  // ack, new state, old state removed: one batch
+  EXPECT_EQ(store_.records[0].kind, store::RecordKind::ack);
+  EXPECT_EQ(store_.records[1].message_id, next->id);
+  EXPECT_EQ(store_.records[2].kind, store::RecordKind::ack);
+  EXPECT_EQ(store_.records[2].message_id, state->id);
+  EXPECT_FALSE(acked);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(acked);
+  // Never routed: nobody can consume a state queue, and it holds nothing in memory.
+  EXPECT_EQ(brokers_[owner_shard("queue:$proto-state", kShards).value()]->stats().messages_ready, 0u);
+  store_.records.clear();
+  bool written = false;
+  on(0, [&](Broker& b) { b.write_state({StateRecord{"$proto-state", nullptr, next->id}}, [&](Status st) { written = st.has_value(); }); });
+  ASSERT_EQ(store_.records.size(), 1u);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(written);
+}
+
 TEST_F(BrokerTest, UnsubscribeReturnsUnackedToOtherConsumers) {
   auto c1 = std::make_shared<Collector>();
   auto c2 = std::make_shared<Collector>();
@@ -289,6 +335,120 @@ TEST_F(BrokerTest, DurableSubscriptionKeepsMessagesWhileDetached) {
   store_.complete_all();
   ex_.drain();
   EXPECT_TRUE(brokers_[0]->named_subscriptions("stomp:").empty());
+}
+
+TEST_F(BrokerTest, SharedSubscriptionWithHoldersIsKeptWhileAHolderRemains) {
+  auto count_live = [&](const std::string& key) {
+    std::map<MessageId, int> live;
+    for (const auto& r : store_.records) {
+      if (r.queue != key) continue;
+      if (r.kind == store::RecordKind::message) ++live[r.message_id];
+      if (r.kind == store::RecordKind::ack) --live[r.message_id];
+    }
+    int n = 0;
+    for (auto& [id, v] : live) n += v > 0 ? 1 : 0;
+    return n;
+  };
+  auto settle = [&] {
+    for (int i = 0; i < 4; ++i) {
+      store_.complete_all();
+      ex_.drain();
+    }
+  };
+  const std::string key = "subscription:share:g";
+  // A member without a holder makes a plain shared (non-durable) group.
+  auto plain = std::make_shared<Collector>();
+  SubscribeRequest req{kTopic, AckMode::client_individual, 10, plain};
+  req.subscription_name = "share:g";
+  ConsumerId plain_id;
+  on(0, [&](Broker& b) { plain_id = *b.subscribe(req, nullptr); });
+  settle();
+  EXPECT_FALSE(brokers_[1]->named_subscriptions("share:")[0].durable);
+  // A member with a holder makes it durable; what it holds enters the store.
+  on(1, [&](Broker& b) { b.send({make("before", kTopic, true)}, nullptr); });
+  auto held = std::make_shared<Collector>();
+  SubscribeRequest hreq{kTopic, AckMode::client_individual, 10, held};
+  hreq.subscription_name = "share:g";
+  hreq.durable = true;
+  hreq.holder = "alice";
+  ConsumerId held_id;
+  bool joined = false;
+  on(2, [&](Broker& b) { held_id = *b.subscribe(hreq, [&](Status st) { joined = st.has_value(); }); });
+  settle();
+  EXPECT_TRUE(joined);
+  auto defs = brokers_[0]->named_subscriptions("share:");
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_TRUE(defs[0].durable);
+  EXPECT_EQ(defs[0].holders, (std::vector<std::string>{"alice"}));
+  EXPECT_EQ(count_live("queue:$subscriptions"), 1);
+  EXPECT_EQ(count_live(key), 1) << "the message it held before is stored now";
+  // Everyone leaves: the messages wait, in the store.
+  on(0, [&](Broker& b) { b.unsubscribe(plain_id, nullptr); });
+  on(2, [&](Broker& b) { b.unsubscribe(held_id, nullptr); });
+  settle();
+  on(1, [&](Broker& b) { b.send({make("while away", kTopic, true)}, nullptr); });
+  settle();
+  EXPECT_EQ(count_live(key), 2);
+  EXPECT_EQ(brokers_[2]->named_subscriptions("share:").size(), 1u);
+  // A second holder, then the first goes: still kept, one definition.
+  hreq.holder = "bob";
+  auto bob = std::make_shared<Collector>();
+  hreq.consumer = bob;
+  ConsumerId bob_id;
+  on(1, [&](Broker& b) { bob_id = *b.subscribe(hreq, nullptr); });
+  settle();
+  EXPECT_EQ(bob->got.size(), 2u);
+  on(1, [&](Broker& b) { b.unsubscribe(bob_id, nullptr); });
+  on(0, [&](Broker& b) { b.release_holder("share:g", "alice", nullptr); });
+  settle();
+  defs = brokers_[1]->named_subscriptions("share:");
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].holders, (std::vector<std::string>{"bob"}));
+  EXPECT_EQ(count_live("queue:$subscriptions"), 1);
+  // The last holder goes with nobody attached: the group ends with its messages.
+  bool released = false;
+  on(2, [&](Broker& b) { b.release_holder("share:g", "bob", [&](Status st) { released = st.has_value(); }); });
+  settle();
+  EXPECT_TRUE(released);
+  EXPECT_TRUE(brokers_[0]->named_subscriptions("share:").empty());
+  EXPECT_EQ(count_live("queue:$subscriptions"), 0);
+  EXPECT_EQ(count_live(key), 0);
+}
+
+TEST_F(BrokerTest, SharedSubscriptionLosingItsLastHolderWithMembersAttachedStopsBeingStored) {
+  auto plain = std::make_shared<Collector>();
+  SubscribeRequest req{kTopic, AckMode::client_individual, 10, plain};
+  req.subscription_name = "share:h";
+  ConsumerId plain_id;
+  on(0, [&](Broker& b) { plain_id = *b.subscribe(req, nullptr); });
+  auto held = std::make_shared<Collector>();
+  SubscribeRequest hreq = req;
+  hreq.consumer = held;
+  hreq.durable = true;
+  hreq.holder = "alice";
+  ConsumerId held_id;
+  on(1, [&](Broker& b) { held_id = *b.subscribe(hreq, nullptr); });
+  for (int i = 0; i < 4; ++i) {
+    store_.complete_all();
+    ex_.drain();
+  }
+  on(2, [&](Broker& b) { b.release_holder("share:h", "alice", nullptr); });
+  for (int i = 0; i < 4; ++i) {
+    store_.complete_all();
+    ex_.drain();
+  }
+  auto defs = brokers_[0]->named_subscriptions("share:");
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_FALSE(defs[0].durable);
+  EXPECT_TRUE(defs[0].holders.empty());
+  // It now goes with its last consumer, as any non-durable shared subscription.
+  on(0, [&](Broker& b) { b.unsubscribe(plain_id, nullptr); });
+  on(1, [&](Broker& b) { b.unsubscribe(held_id, nullptr); });
+  for (int i = 0; i < 4; ++i) {
+    store_.complete_all();
+    ex_.drain();
+  }
+  EXPECT_TRUE(brokers_[2]->named_subscriptions("share:").empty());
 }
 
 TEST_F(BrokerTest, SharedSubscriptionConsumersCompete) {

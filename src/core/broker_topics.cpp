@@ -1,5 +1,7 @@
 // The topic side of Broker: the replicated subscription index, named (durable and shared)
 // subscriptions, retained messages and private subscription queues.
+#include <algorithm>
+
 #include "core/broker.hpp"
 
 namespace carrier::core {
@@ -110,7 +112,22 @@ Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef
     if (want_retained) send_retained(filter, TopicSubscriber{ConsumerId(0), owner, key, durable, nullptr, 0});
   };
 
+  if (!request.holder.empty()) {
+    // Holder changes are decided on the owner, one at a time.
+    auto reply = [this, attach = std::move(attach)](Status st) mutable {
+      complete_on(self_, std::move(attach), std::move(st));
+    };
+    post_to(owner, [request = std::move(request), reply = std::move(reply)](Broker& b) mutable {
+      b.owner_add_holder(std::move(request), std::move(reply));
+    });
+    return id;
+  }
   auto existing = named_.find(name);
+  if (existing != named_.end() && !existing->second.def.holders.empty()) {
+    // Kept by holders (durable or not is theirs to decide): this consumer just joins.
+    attach(ok());
+    return id;
+  }
   const bool same = existing != named_.end() && existing->second.def.filter == request.destination.name &&
                     existing->second.def.selector == request.selector_text &&
                     existing->second.def.durable == request.durable;
@@ -143,13 +160,7 @@ Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef
     }
     // The definition is a message in a reserved queue: the store needs no extra record kind,
     // and removing the subscription is an ack of it.
-    auto def = std::make_shared<Message>();
-    def->id = entry.definition_id;
-    def->destination = kDefinitions;
-    def->persistent = true;
-    def->timestamp_ms = now_ms();
-    def->properties = {{"name", entry.def.name}, {"filter", entry.def.filter}, {"selector", entry.def.selector}};
-    store_.append({store::Record::added(kDefinitions.key(), def)},
+    store_.append({store::Record::added(kDefinitions.key(), definition_message(entry))},
                   [this, publish_definition = std::move(publish_definition)](Status s) mutable {
                     executor_.post(self_, [publish_definition = std::move(publish_definition), s = std::move(s)]() mutable {
                       publish_definition(std::move(s));
@@ -163,6 +174,178 @@ Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef
     create(ok());
   }
   return id;
+}
+
+MessagePtr Broker::definition_message(const NamedEntry& entry) {
+  // The definition is a message in a reserved queue: the store needs no extra record kind,
+  // and removing the subscription is an ack of it.
+  auto def = std::make_shared<Message>();
+  def->id = entry.definition_id;
+  def->destination = kDefinitions;
+  def->persistent = true;
+  def->timestamp_ms = now_ms();
+  def->properties = {{"name", entry.def.name}, {"filter", entry.def.filter}, {"selector", entry.def.selector}};
+  for (const auto& h : entry.def.holders) def->properties.emplace_back("holder", h);
+  return def;
+}
+
+void Broker::holder_op(const std::string& name, std::function<void(Completion next)> op) {
+  auto& ops = holder_ops_[name];
+  ops.push_back(std::move(op));
+  if (ops.size() == 1) run_holder_op(name);
+}
+
+void Broker::run_holder_op(const std::string& name) {
+  auto it = holder_ops_.find(name);
+  if (it == holder_ops_.end() || it->second.empty()) return;
+  auto op = it->second.front();
+  op([this, name](Status) {
+    auto it = holder_ops_.find(name);
+    if (it == holder_ops_.end()) return;
+    it->second.pop_front();
+    if (it->second.empty()) {
+      holder_ops_.erase(it);
+    } else {
+      run_holder_op(name);
+    }
+  });
+}
+
+void Broker::owner_add_holder(SubscribeRequest request, Completion reply) {
+  const std::string name = request.subscription_name;
+  holder_op(name, [this, request = std::move(request), reply = std::move(reply)](Completion next) mutable {
+    const std::string& name = request.subscription_name;
+    auto existing = named_.find(name);
+    auto finish = [next, reply](Status st) mutable {
+      next(st);
+      if (reply) reply(std::move(st));
+    };
+    NamedEntry entry;
+    MessageId previous;
+    bool was_durable = false;
+    if (existing != named_.end()) {
+      auto& holders = existing->second.def.holders;
+      if (std::binary_search(holders.begin(), holders.end(), request.holder) ||
+          existing->second.def.filter != request.destination.name) {
+        finish(ok());
+        return;
+      }
+      entry = existing->second;
+      was_durable = entry.def.durable;
+      if (was_durable) previous = entry.definition_id;
+    } else {
+      entry.def = NamedSubscription{name, request.destination.name, true, request.selector_text, {}};
+      entry.selector = request.selector;
+      entry.no_local_origin = request.no_local_origin;
+    }
+    auto& holders = entry.def.holders;
+    holders.insert(std::lower_bound(holders.begin(), holders.end(), request.holder), request.holder);
+    entry.def.durable = true;
+    entry.definition_id = next_message_id();
+    named_replace(std::move(entry), previous, was_durable, std::move(finish));
+  });
+}
+
+void Broker::release_holder(std::string name, std::string holder, Completion done) {
+  const ShardId owner = owner_shard(std::string(kSubscriptionPrefix) + name, peers_.size());
+  auto reply = [this, done = std::move(done)](Status st) mutable { complete_on(self_, std::move(done), std::move(st)); };
+  post_to(owner, [name = std::move(name), holder = std::move(holder), reply = std::move(reply)](Broker& b) mutable {
+    b.owner_remove_holder(std::move(name), std::move(holder), std::move(reply));
+  });
+}
+
+void Broker::owner_remove_holder(std::string name, std::string holder, Completion reply) {
+  holder_op(name, [this, name, holder = std::move(holder), reply = std::move(reply)](Completion next) mutable {
+    auto finish = [next, reply](Status st) mutable {
+      next(st);
+      if (reply) reply(std::move(st));
+    };
+    auto existing = named_.find(name);
+    if (existing == named_.end()) {
+      finish(ok());
+      return;
+    }
+    auto& current = existing->second.def.holders;
+    auto at = std::lower_bound(current.begin(), current.end(), holder);
+    if (at == current.end() || *at != holder) {
+      finish(ok());
+      return;
+    }
+    NamedEntry entry = existing->second;
+    const MessageId previous = entry.def.durable ? entry.definition_id : MessageId{};
+    entry.def.holders.erase(entry.def.holders.begin() + (at - current.begin()));
+    if (entry.def.holders.empty()) {
+      auto q = queues_.find(std::string(kSubscriptionPrefix) + name);
+      if (q == queues_.end() || q->second.queue->consumer_count() == 0) {
+        // The last holder gone and nobody attached: the group ends, with its messages.
+        remove_subscription(name, std::move(finish));
+        return;
+      }
+      // Consumers without a holder remain: the group goes on, no longer stored, until they leave.
+      entry.def.durable = false;
+      entry.definition_id = MessageId{};
+    } else {
+      entry.definition_id = next_message_id();
+    }
+    named_replace(std::move(entry), previous, true, std::move(finish));
+  });
+}
+
+void Broker::owner_set_durable(const std::string& key, bool durable, store::Batch& batch) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return;
+  auto& oq = it->second;
+  oq.durable = durable;
+  if (oq.stored == durable) return;
+  // The messages it holds enter (or leave) the store with it.
+  oq.queue->for_each([&](const Queue::Entry& e) {
+    if (!e.message->persistent) return;
+    batch.push_back(durable ? store::Record::added(key, e.message) : store::Record::acked(key, e.message->id));
+  });
+  oq.stored = durable;
+}
+
+void Broker::named_replace(NamedEntry entry, MessageId previous, bool was_durable, Completion done) {
+  const std::string key = std::string(kSubscriptionPrefix) + entry.def.name;
+  const ShardId owner = owner_shard(key, peers_.size());
+  store::Batch batch;
+  if (entry.def.durable) batch.push_back(store::Record::added(kDefinitions.key(), definition_message(entry)));
+  if (!previous.is_nil()) batch.push_back(store::Record::acked(kDefinitions.key(), previous));
+  const bool durable = entry.def.durable;
+  auto publish = [this, entry = std::move(entry), owner, done = std::move(done)](Status st) mutable {
+    if (!st) {
+      if (done) done(std::move(st));
+      return;
+    }
+    broadcast(
+        [entry, owner](Broker& b) {
+          b.named_remove(entry.def.name);
+          b.named_add(entry, owner.value());
+        },
+        std::move(done));
+  };
+  auto after_definition = [this, key, owner, durable, was_durable, publish = std::move(publish)](Status st) mutable {
+    if (!st || durable == was_durable) {
+      publish(std::move(st));
+      return;
+    }
+    const ShardId home = self_;
+    post_to(owner, [key, durable, home, publish = std::move(publish)](Broker& b) mutable {
+      store::Batch moved;
+      b.owner_set_durable(key, durable, moved);
+      if (!moved.empty()) b.store_.append(std::move(moved), [](Status) {});
+      b.post_to(home, [publish = std::move(publish)](Broker&) mutable { publish(ok()); });
+    });
+  };
+  if (batch.empty()) {
+    after_definition(ok());
+    return;
+  }
+  store_.append(std::move(batch), [this, after_definition = std::move(after_definition)](Status st) mutable {
+    executor_.post(self_, [after_definition = std::move(after_definition), st = std::move(st)]() mutable {
+      after_definition(std::move(st));
+    });
+  });
 }
 
 void Broker::remove_subscription(std::string name, Completion done) {

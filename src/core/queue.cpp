@@ -229,6 +229,15 @@ std::vector<Queue::Entry> Queue::take_all() {
   return out;
 }
 
+void Queue::for_each(const std::function<void(const Entry&)>& visit) const {
+  for (const auto& lane : ready_) {
+    for (const auto& e : lane) visit(e);
+  }
+  for (const auto& c : consumers_) {
+    c.unacked.for_each(visit);
+  }
+}
+
 std::size_t Queue::unacked() const {
   std::size_t n = 0;
   for (const auto& c : consumers_) n += c.unacked.size();

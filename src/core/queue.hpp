@@ -74,6 +74,8 @@ class Queue {
   bool take_oldest(Entry& out);
   // Every ready and unacked message, taken out (the queue is being deleted).
   std::vector<Entry> take_all();
+  // Every ready and unacked message, left in place (a subscription starts or stops being stored).
+  void for_each(const std::function<void(const Entry&)>& visit) const;
 
   std::size_t depth() const { return ready_count_; }
   std::size_t ready_bytes() const { return ready_bytes_; }

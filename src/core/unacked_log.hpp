@@ -52,6 +52,14 @@ class UnackedLog {
     return out;
   }
 
+  // Visits every entry, in tag order.
+  template <class Fn>
+  void for_each(Fn&& visit) const {
+    for (const auto& s : slots_) {
+      if (s.live) visit(s.entry);
+    }
+  }
+
   std::size_t size() const { return live_; }
   bool empty() const { return live_ == 0; }
   // Slots held, holes included: what the log costs in memory.

@@ -29,6 +29,9 @@ TEST(UnackedLog, TakeAllKeepsTagOrderAndEmpties) {
   UnackedLog<int> log;
   for (int t = 1; t <= 6; ++t) log.push(static_cast<std::uint64_t>(t), t * 10);
   ASSERT_TRUE(log.take(3));
+  std::vector<int> seen;
+  log.for_each([&](int v) { seen.push_back(v); });
+  EXPECT_EQ(seen, (std::vector<int>{10, 20, 40, 50, 60}));
   EXPECT_EQ(log.take_all(), (std::vector<int>{10, 20, 40, 50, 60}));
   EXPECT_TRUE(log.empty());
   EXPECT_FALSE(log.take(1));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/broker.hpp"
+#include "mqtt/session_record.hpp"
 #include "mqtt/session_state.hpp"
 
 namespace carrier::mqtt {
@@ -22,6 +23,11 @@ class Session;
 // persistent session keeps its state here until its expiry, when its subscriptions are deleted
 // from the core; a delayed will waits here too. No locks: every call runs on the owning shard,
 // other shards reach it by posted functions (Service).
+// Persistence: the registry writes its sessions' `$mqtt-sessions` records (at CONNECT, on a
+// subscription change, at departure) and their delayed wills' `$mqtt-wills` records, and deletes
+// them, with the session's `$mqtt-qos2` records, when the session ends. At start-up it gets them
+// back (restore_*, before the shards run) and start() re-arms expiry and will timers, ending
+// the sessions whose expiry passed while the broker was down.
 // Runs on: its shard.
 class ClientRegistry {
  public:
@@ -32,12 +38,25 @@ class ClientRegistry {
     std::weak_ptr<Session> session;
     std::uint64_t connection = 0;
     bool clean_start = true;
+    std::uint32_t expiry_seconds = 0;  // the new connection's session expiry; 0: not persistent
+    std::uint8_t protocol_level = 4;
   };
 
   ClientRegistry(core::ShardId self, core::Executor& executor, core::Broker& broker);
 
   void claim(const std::string& client_id, Claimant who, Reply reply);
   void depart(const std::string& client_id, Departure departure);
+  // The connected session's subscriptions changed (persistent sessions only are recorded).
+  // `done` once the record is durable (at once when there is nothing to record).
+  void update(const std::string& client_id, std::uint64_t connection,
+              std::map<std::string, SubscriptionOptions> subscriptions, std::function<void()> done);
+
+  // --- start-up: records recovered from the store, before the shard runs; then start() on it.
+  void restore_session(SessionRecord record, core::MessageId id);
+  void restore_will(WillRecord record);
+  void restore_qos2(const Qos2Record& record, core::MessageId id);
+  void restore_bad(std::string queue, core::MessageId id);
+  void start();
 
   std::size_t size() const { return entries_.size(); }
 
@@ -55,6 +74,15 @@ class ClientRegistry {
     std::optional<SessionState> stored;  // an away persistent session
     core::MessagePtr will;               // its delayed will
     std::uint64_t generation = 0;        // bumped to disarm pending timers
+    // What the store holds for it (nil ids: nothing).
+    core::MessageId record;              // its `$mqtt-sessions` record
+    core::MessageId will_record;         // its will's `$mqtt-wills` record
+    std::uint32_t expiry_seconds = 0;    // of the current or last connection
+    std::uint8_t protocol_level = 4;
+    // Recovered at start-up, until start() has dealt with them.
+    std::optional<SessionRecord> recovered;
+    std::int64_t will_due_ms = 0;
+    std::vector<SessionState::Qos2InFlight> recovered_in, recovered_out;
   };
 
   void serve(const std::string& client_id, Entry& e);
@@ -65,11 +93,21 @@ class ClientRegistry {
   void will_due(const std::string& client_id, std::uint64_t generation);
   void publish(core::MessagePtr will);
   void forget_if_idle(const std::string& client_id);
+  // Appends to `changes` the replacement of the session record (subscriptions as given).
+  void save(const std::string& client_id, Entry& e, const std::map<std::string, SubscriptionOptions>& subscriptions,
+            std::int64_t away_since_ms, std::vector<core::StateRecord>& changes);
+  // Appends the deletion of the session record, the will record and the QoS 2 records in `state`.
+  static void drop_records(Entry& e, const SessionState* state, std::vector<core::StateRecord>& changes);
+  void write(std::vector<core::StateRecord> changes, std::function<void()> done = nullptr);
+  // The session no longer holds its `$share` groups (the last holder's end deletes a group).
+  void release_shared(const std::string& client_id, const SessionState* state);
+  void arm_timers(const std::string& client_id, Entry& e, std::optional<std::int64_t> deadline_ms);
 
   core::ShardId self_;
   core::Executor& executor_;
   core::Broker& broker_;
   std::unordered_map<std::string, Entry> entries_;
+  std::vector<core::StateRecord> superseded_;  // recovered twice for one client: deleted by start()
 };
 
 }  // namespace carrier::mqtt

@@ -134,10 +134,26 @@ void Session::handle_pubrec(const codec::Pubrec& p) {
   if (!it->second.released) {
     // The client has the message: it leaves the broker now, whatever happens to the PUBREL and
     // PUBCOMP (exactly once: the PUBLISH is never sent again once PUBREC came, MQTT 4.3.3).
-    settle(it->second.consumer, it->second.tag);
+    // A persistent session records the PUBREL it owes in the ack's store batch, so after a
+    // restart it resumes with PUBREL, and the message is neither lost nor sent twice.
+    // The PUBREL waits for that batch: once the client has it, the PUBLISH must never come again.
     it->second.released = true;
+    if (session_expiry_ > 0 && !codec::is_failure(p.reason)) {
+      auto weak = std::weak_ptr<Session>(self());
+      const std::uint16_t packet_id = p.packet_id;
+      broker_.ack(it->second.consumer, {it->second.tag}, {qos2_record(false, packet_id)}, [weak, packet_id](Status st) {
+        auto s = weak.lock();
+        if (!s || s->is_closing()) return;
+        if (!st) log()->warn("{} QoS 2 state not stored: {}", s->log_prefix(), st.error().to_string());
+        s->send(codec::Pubrel{.packet_id = packet_id});
+        s->flush();
+      });
+      return;
+    }
+    settle(it->second.consumer, it->second.tag);
   }
   if (codec::is_failure(p.reason)) {
+    drop_qos2_record(outbound_records_, p.packet_id);
     inflight_.erase(it);  // a refusing PUBREC ends the exchange
     pump();
     return;
@@ -148,6 +164,7 @@ void Session::handle_pubrec(const codec::Pubrec& p) {
 void Session::handle_pubcomp(const codec::Pubcomp& p) {
   auto it = inflight_.find(p.packet_id);
   if (it == inflight_.end() || it->second.qos != 2 || !it->second.released) return;
+  drop_qos2_record(outbound_records_, p.packet_id);
   inflight_.erase(it);
   pump();
 }

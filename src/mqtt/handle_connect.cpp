@@ -153,6 +153,7 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
     d.persistent = existed && state.has_value();
     d.expiry_seconds = session_expiry_ == 0 ? kNever : session_expiry_;
     if (state) d.state = std::move(*state);
+    service_.begin_departure();
     service_.depart(client_id_, std::move(d));
     return;
   }
@@ -175,18 +176,21 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
     }
     return;
   }
-  if (!state && !named.empty()) {
-    // The registry knows nothing (a restart): rebuild from the core's durable subscriptions,
-    // at QoS 1 since their options were not kept.
-    state = SessionState{};
+  bool rebuilt = false;
+  if (!named.empty()) {
+    // Durable subscriptions the registry does not know (no session record: data from before
+    // records were kept, or a crash after the subscription was stored, before its record and
+    // its SUBACK): rebuilt at QoS 1.
+    if (!state) state = SessionState{};
     for (const auto& n : named) {
       std::string filter = n.name.substr(prefix.size());
       if (filter.ends_with(kParentSuffix)) continue;
-      state->subscriptions.emplace(std::move(filter), SubscriptionOptions{.qos = 1});
+      rebuilt |= state->subscriptions.emplace(std::move(filter), SubscriptionOptions{.qos = 1}).second;
     }
   }
   const bool present = existed || state.has_value();
   finish_connect(present, std::move(state));
+  if (rebuilt) save_subscriptions();
 }
 
 void Session::finish_connect(bool session_present, std::optional<SessionState> resume) {
@@ -212,12 +216,14 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
   std::vector<std::uint16_t> pubrels;
   if (resume) {
     // QoS 2 exchanges the previous connection left half-way continue on this one.
-    for (auto packet_id : resume->inbound_qos2) {
-      if (inbound_qos2_.emplace(packet_id, true).second) ++inbound_unacked_;
+    for (const auto& q : resume->inbound_qos2) {
+      if (inbound_qos2_.emplace(q.packet_id, true).second) ++inbound_unacked_;
+      if (!q.record.is_nil()) inbound_records_[q.packet_id] = q.record;
     }
-    for (auto packet_id : resume->outbound_pubrel) {
-      inflight_.emplace(packet_id, Inflight{core::ConsumerId(0), 0, 2, true});
-      pubrels.push_back(packet_id);
+    for (const auto& q : resume->outbound_pubrel) {
+      inflight_.emplace(q.packet_id, Inflight{core::ConsumerId(0), 0, 2, true});
+      if (!q.record.is_nil()) outbound_records_[q.packet_id] = q.record;
+      pubrels.push_back(q.packet_id);
     }
   }
   codec::Connack ack;

@@ -8,6 +8,7 @@
 #include "mqtt/message_mapping.hpp"
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/session.hpp"
+#include "mqtt/session_record.hpp"
 
 namespace carrier::mqtt {
 
@@ -95,14 +96,18 @@ void Session::flush_publishes() {
     codec::ReasonCode refused;
   };
   std::vector<Ack> acks;
+  std::vector<core::StateRecord> state;
   for (auto& in : publishes_) {
+    // A persistent session records a QoS 2 PUBLISH it will PUBREC in the message's own store
+    // batch: after a restart a resend is still recognised, never routed twice.
+    if (in.qos == 2 && in.message && session_expiry_ > 0) state.push_back(qos2_record(true, in.packet_id));
     if (in.message) messages.push_back(std::move(in.message));
     if (in.qos > 0) acks.push_back(Ack{in.qos, in.packet_id, in.refused});
   }
   publishes_.clear();
   ++publish_batches_in_flight_;
   auto weak = std::weak_ptr<Session>(self());
-  broker_.send(std::move(messages), [weak, acks = std::move(acks)](Status st) {
+  broker_.send(std::move(messages), std::move(state), [weak, acks = std::move(acks)](Status st) {
     auto s = weak.lock();
     if (!s) return;
     --s->publish_batches_in_flight_;
@@ -132,6 +137,11 @@ void Session::flush_publishes() {
         s->send(codec::Pubrec{.packet_id = a.packet_id});
       } else {
         // A PUBREC with an error ends the exchange (MQTT 5 4.3.3).
+        if (st) {
+          s->drop_qos2_record(s->inbound_records_, a.packet_id);
+        } else {
+          s->inbound_records_.erase(a.packet_id);  // its batch was not stored
+        }
         s->inbound_qos2_.erase(a.packet_id);
         --s->inbound_unacked_;
         s->send(codec::Pubrec{.packet_id = a.packet_id, .reason = reason, .properties = std::move(props)});
@@ -147,6 +157,23 @@ void Session::flush_publishes() {
 void Session::handle_pubrel(const codec::Pubrel& p) {
   if (inbound_qos2_.erase(p.packet_id) != 0) {
     --inbound_unacked_;
+    auto record = inbound_records_.find(p.packet_id);
+    if (record != inbound_records_.end()) {
+      // PUBCOMP frees the packet id for the client's next message: only once the store no longer
+      // holds the exchange, or after a restart that next message would be taken for a resend.
+      const core::MessageId id = record->second;
+      inbound_records_.erase(record);
+      auto weak = std::weak_ptr<Session>(self());
+      const std::uint16_t packet_id = p.packet_id;
+      broker_.write_state({core::StateRecord{std::string(kQos2Queue), nullptr, id}}, [weak, packet_id](Status st) {
+        auto s = weak.lock();
+        if (!s || s->is_closing()) return;
+        if (!st) log()->warn("{} QoS 2 state not removed: {}", s->log_prefix(), st.error().to_string());
+        s->send(codec::Pubcomp{.packet_id = packet_id});
+        s->flush();
+      });
+      return;
+    }
     send(codec::Pubcomp{.packet_id = p.packet_id});
     return;
   }

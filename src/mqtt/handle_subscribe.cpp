@@ -66,6 +66,11 @@ Status Session::attach(Subscription& sub, bool want_retained, std::function<void
     req.consumer = consumer_;
     req.subscription_name = part.name;
     req.durable = sub.named && sub.durable;
+    if (shared && session_expiry_ > 0) {
+      // A persistent member keeps the group, with its messages, while it is away.
+      req.durable = true;
+      req.holder = client_id_;
+    }
     req.no_local_origin = sub.options.no_local ? id() : 0;
     // Shared subscriptions get no retained messages (MQTT 5 4.8.2).
     req.want_retained = want_retained && !shared;
@@ -97,7 +102,12 @@ void Session::release(Subscription& sub, bool remove_named, std::function<void()
     broker_.unsubscribe(c, [fan](Status) { fan->step(); });
   }
   sub.consumers.clear();
-  if (remove_named && sub.named && sub.durable) {
+  if (remove_named && sub.named && codec::is_shared_filter(sub.filter)) {
+    // This session no longer holds the group (the last holder's going ends it).
+    auto names = shared_subscription_names(sub.filter);
+    fan->remaining += names.size();
+    for (auto& name : names) broker_.release_holder(std::move(name), client_id_, [fan](Status) { fan->step(); });
+  } else if (remove_named && sub.named && sub.durable) {
     const std::string name = subscription_name(client_id_, sub.filter);
     const bool has_parent = to_core_filters(sub.filter).parent.has_value();
     fan->remaining += has_parent ? 2 : 1;
@@ -114,7 +124,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
       s.properties.subscription_identifiers.empty() ? 0 : s.properties.subscription_identifiers.front();
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>(s.topics.size(), codec::ReasonCode::success);
   auto fan = std::make_shared<FanIn>();
-  fan->remaining = s.topics.size() + 1;
+  fan->remaining = s.topics.size() + 2;  // + the session record
   auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = s.packet_id;
   const bool persistent = session_expiry_ > 0;
@@ -122,7 +132,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
   for (std::size_t i = 0; i < s.topics.size(); ++i) {
     const auto& t = s.topics[i];
     const bool shared = codec::is_shared_filter(t.filter);
-    SubscriptionOptions options{t.qos, t.no_local, t.retain_as_published, identifier};
+    SubscriptionOptions options{t.qos, t.no_local, t.retain_as_published, identifier, t.retain_handling};
     auto existing = subscriptions_.find(t.filter);
     const bool existed = existing != subscriptions_.end();
     const bool want_retained = t.retain_handling == 0 || (t.retain_handling == 1 && !existed);
@@ -157,6 +167,8 @@ void Session::handle_subscribe(codec::Subscribe& s) {
     }
     made.push_back(t.filter);
   }
+  // The SUBACK grants what the session record holds: sent once that is durable.
+  save_subscriptions([fan]() { fan->step(); });
   fan->done = [weak, reasons, packet_id, made = std::move(made)]() {
     auto self = weak.lock();
     if (!self || self->is_closing()) return;
@@ -177,7 +189,7 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
   const bool persistent = session_expiry_ > 0;
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>();
   auto fan = std::make_shared<FanIn>();
-  fan->remaining = u.filters.size() + 1;
+  fan->remaining = u.filters.size() + 2;  // + the session record
   for (const auto& filter : u.filters) {
     auto it = subscriptions_.find(filter);
     if (it == subscriptions_.end()) {
@@ -191,6 +203,7 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
     release(it->second, persistent, [fan]() { fan->step(); });
     subscriptions_.erase(it);
   }
+  save_subscriptions([fan]() { fan->step(); });
   auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = u.packet_id;
   fan->done = [weak, reasons, packet_id, v5]() {

@@ -1,9 +1,20 @@
 #include "mqtt/service.hpp"
 
+#include "base/logging.hpp"
 #include "mqtt/client_registry.hpp"
+#include "mqtt/session_record.hpp"
 #include "mqtt/session.hpp"
 
 namespace carrier::mqtt {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("mqtt");
+  return logger;
+}
+
+}  // namespace
 
 Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
                  auth::Authenticator& authenticator)
@@ -29,7 +40,8 @@ core::ShardId Service::owner(const std::string& client_id) const {
 void Service::claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
                     ClaimDone done) {
   const core::ShardId home = session->shard();
-  ClientRegistry::Claimant who{home, session, session->id(), clean_start};
+  ClientRegistry::Claimant who{home, session, session->id(), clean_start, session->session_expiry(),
+                              session->protocol_level()};
   auto* registry = registries_[owner(client_id).value()].get();
   executor_.post(owner(client_id), [this, registry, client_id, who = std::move(who), home, done = std::move(done)]() mutable {
     registry->claim(client_id, std::move(who),
@@ -43,9 +55,70 @@ void Service::claim(const std::string& client_id, const std::shared_ptr<Session>
 
 void Service::depart(const std::string& client_id, Departure departure) {
   auto* registry = registries_[owner(client_id).value()].get();
-  executor_.post(owner(client_id), [registry, client_id, d = std::move(departure)]() mutable {
+  executor_.post(owner(client_id), [this, registry, client_id, d = std::move(departure)]() mutable {
     registry->depart(client_id, std::move(d));
+    --departing_;
   });
+}
+
+void Service::update(const std::string& client_id, std::uint64_t connection,
+                     std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+                     std::function<void()> done) {
+  auto* registry = registries_[owner(client_id).value()].get();
+  executor_.post(owner(client_id), [this, registry, client_id, connection, subs = std::move(subscriptions), home,
+                                    done = std::move(done)]() mutable {
+    registry->update(client_id, connection, std::move(subs), [this, home, done = std::move(done)]() mutable {
+      if (done) executor_.post(home, std::move(done));
+    });
+  });
+}
+
+bool Service::recover(std::string_view queue_key, const core::Message& m) {
+  constexpr std::string_view kPrefix = "queue:";
+  if (!queue_key.starts_with(kPrefix)) return false;
+  const std::string_view name = queue_key.substr(kPrefix.size());
+  if (name == kSessionsQueue) {
+    if (auto rec = decode_session(m)) {
+      recovered_sessions_.insert(rec->client_id);
+      const auto owner_index = owner(rec->client_id).value();
+      registries_[owner_index]->restore_session(std::move(*rec), m.id);
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  if (name == kWillsQueue) {
+    if (auto rec = decode_will(m)) {
+      registries_[owner(rec->client_id).value()]->restore_will(std::move(*rec));
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  if (name == kQos2Queue) {
+    if (auto rec = decode_qos2(m)) {
+      registries_[owner(rec->client_id).value()]->restore_qos2(*rec, m.id);
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  return false;
+}
+
+void Service::start(core::ShardId shard) {
+  registries_[shard.value()]->start();
+  if (shard.value() != 0) return;
+  // A `$share` group held by a client without a session (its end was not recorded in full)
+  // would be kept forever: let go of it here.
+  auto& broker = *brokers_[0];
+  for (const auto& group : broker.named_subscriptions("mqtt-share:")) {
+    for (const auto& holder : group.holders) {
+      if (recovered_sessions_.contains(holder)) continue;
+      log()->info("shared subscription '{}': client '{}' has no session any more", group.name, holder);
+      broker.release_holder(group.name, holder, nullptr);
+    }
+  }
 }
 
 }  // namespace carrier::mqtt

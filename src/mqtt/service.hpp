@@ -1,9 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "auth/authenticator.hpp"
@@ -44,8 +46,24 @@ class Service {
   using ClaimDone = std::function<void(bool existed, std::optional<SessionState> state)>;
   void claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
              ClaimDone done);
-  // A connection the registry knew as the client's has gone.
+  // A connection the registry knew as the client's is going: begin_departure() when it starts
+  // detaching, depart() once it has. Between the two the broker's shutdown waits (idle()), so
+  // the session's records and will reach the store before it closes.
+  void begin_departure() { ++departing_; }
+  // A departure handed to a take-over instead of depart().
+  void end_departure() { --departing_; }
   void depart(const std::string& client_id, Departure departure);
+  bool idle() const { return departing_.load() == 0; }
+  // A persistent session's subscriptions changed; `done` on `home` once they are recorded.
+  void update(const std::string& client_id, std::uint64_t connection,
+              std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+              std::function<void()> done);
+
+  // Start-up: takes the MQTT records among the recovered messages (true), before the shards
+  // run. `queue_key` is the store key ("queue:$mqtt-sessions").
+  bool recover(std::string_view queue_key, const core::Message& message);
+  // On each shard once it runs: re-arms the recovered sessions' expiry and wills.
+  void start(core::ShardId shard);
 
  private:
   core::ShardId owner(const std::string& client_id) const;
@@ -55,6 +73,9 @@ class Service {
   Options options_;
   auth::Authenticator& authenticator_;
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
+  std::atomic<std::size_t> departing_{0};
+  // Client ids with a session record at start-up: the only possible holders of `$share` groups.
+  std::unordered_set<std::string> recovered_sessions_;
 };
 
 }  // namespace carrier::mqtt

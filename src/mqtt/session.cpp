@@ -7,6 +7,7 @@
 #include "mqtt/message_mapping.hpp"
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/service.hpp"
+#include "mqtt/session_record.hpp"
 
 namespace carrier::mqtt {
 
@@ -237,10 +238,19 @@ Departure Session::make_departure(bool with_will) {
   d.connection = id();
   d.persistent = session_expiry_ > 0;
   d.expiry_seconds = session_expiry_;
+  d.protocol_level = protocol_level();
   for (const auto& [filter, sub] : subscriptions_) d.state.subscriptions.emplace(filter, sub.options);
-  for (const auto& [packet_id, confirmed] : inbound_qos2_) d.state.inbound_qos2.push_back(packet_id);
+  auto record_of = [](const auto& records, std::uint16_t packet_id) {
+    auto it = records.find(packet_id);
+    return it == records.end() ? core::MessageId{} : it->second;
+  };
+  // Those still waiting for the store count too: the message is on its way, a resend must not
+  // route it again (its record, if any, is in the message's own store batch).
+  for (const auto& [packet_id, confirmed] : inbound_qos2_) {
+    d.state.inbound_qos2.push_back({packet_id, record_of(inbound_records_, packet_id)});
+  }
   for (const auto& [packet_id, f] : inflight_) {
-    if (f.released) d.state.outbound_pubrel.push_back(packet_id);
+    if (f.released) d.state.outbound_pubrel.push_back({packet_id, record_of(outbound_records_, packet_id)});
   }
   if (with_will && will_) {
     const std::uint32_t delay =
@@ -262,7 +272,9 @@ void Session::detach_all(std::function<void()> done) {
   auto step = [remaining, done = std::move(done)]() {
     if (--*remaining == 0 && done) done();
   };
-  for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.durable, step);
+  // A session ending with its connection deletes its durable subscriptions and lets go of its
+  // shared groups (it may hold them from when it was persistent).
+  for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.named, step);
   subscriptions_.clear();
   by_consumer_.clear();
   backlog_.clear();
@@ -273,6 +285,12 @@ void Session::detach_all(std::function<void()> done) {
 }
 
 void Session::take_over(bool successor_clean_start, std::function<void(std::optional<Departure>)> done) {
+  if (departing_ && !taken_over_) {
+    // Closed and still detaching: the session state goes to the successor when that is done,
+    // not to the registry after the successor has been granted an empty one.
+    pending_take_over_ = std::move(done);
+    return;
+  }
   if (is_closed() || taken_over_) {
     done(std::nullopt);
     return;
@@ -297,17 +315,30 @@ void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
   if (watchdog_) watchdog_->cancel();
   if (taken_over_) return;  // take_over() has detached and reported
-  // A will belongs to an accepted connection that did not say goodbye; not to a stopping broker.
-  const bool with_will = connected_ && !clean_disconnect_ && !shutting_down_;
+  // A will belongs to an accepted connection that did not say goodbye, also when the broker
+  // closes it to shut down (MQTT 5 3.1.2.5: the server closed the connection).
+  const bool with_will = connected_ && !clean_disconnect_;
+  if (registered_) service_.begin_departure();
   Departure d = make_departure(with_will);
   if (!registered_) {
     detach_all(nullptr);
     return;
   }
   registered_ = false;
+  departing_ = true;
   // The registry hears of it once the core has the consumers removed, so a reconnecting client
   // does not compete with this connection's consumers.
-  detach_all([s = self(), d = std::move(d)]() mutable { s->service_.depart(s->client_id_, std::move(d)); });
+  detach_all([s = self(), d = std::move(d)]() mutable {
+    s->departing_ = false;
+    if (s->pending_take_over_) {
+      auto handed = std::move(s->pending_take_over_);
+      s->pending_take_over_ = nullptr;
+      s->service_.end_departure();
+      handed(std::move(d));
+      return;
+    }
+    s->service_.depart(s->client_id_, std::move(d));
+  });
 }
 
 void Session::shutdown() {
@@ -320,6 +351,30 @@ void Session::shutdown() {
   shutting_down_ = true;
   if (publish_batches_in_flight_ == 0) disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
   // else: the last store confirmation says goodbye (handle_publish.cpp).
+}
+
+void Session::save_subscriptions(std::function<void()> done) {
+  if (session_expiry_ == 0 || !registered_) {
+    if (done) done();
+    return;
+  }
+  std::map<std::string, SubscriptionOptions> subs;
+  for (const auto& [filter, sub] : subscriptions_) subs.emplace(filter, sub.options);
+  service_.update(client_id_, id(), std::move(subs), shard(), std::move(done));
+}
+
+core::StateRecord Session::qos2_record(bool inbound, std::uint16_t packet_id) {
+  const core::MessageId record = broker_.next_message_id();
+  (inbound ? inbound_records_ : outbound_records_)[packet_id] = record;
+  return core::StateRecord{std::string(kQos2Queue),
+                           encode_qos2(Qos2Record{client_id_, inbound, packet_id}, record, broker_.now_ms()), {}};
+}
+
+void Session::drop_qos2_record(std::unordered_map<std::uint16_t, core::MessageId>& records, std::uint16_t packet_id) {
+  auto it = records.find(packet_id);
+  if (it == records.end()) return;
+  broker_.write_state({core::StateRecord{std::string(kQos2Queue), nullptr, it->second}}, nullptr);
+  records.erase(it);
 }
 
 }  // namespace carrier::mqtt

@@ -61,6 +61,9 @@ class Session : public net::Connection {
   void take_over(bool successor_clean_start, std::function<void(std::optional<Departure>)> done);
   // Who logged in (CONNECT's user name, once the authenticator accepted it); empty if anonymous.
   const std::string& user() const { return user_; }
+  // As decided at CONNECT (the registry records them with the session).
+  std::uint32_t session_expiry() const { return session_expiry_; }
+  std::uint8_t protocol_level() const { return static_cast<std::uint8_t>(version_); }
 
  protected:
   void on_data(std::string& buffer) override;
@@ -112,6 +115,12 @@ class Session : public net::Connection {
   void publish_will_now();
   // Detaches every consumer; `done` once the core has them all removed.
   void detach_all(std::function<void()> done);
+  // A persistent session tells the registry its subscriptions changed (it keeps the record);
+  // `done` once recorded (at once when not persistent).
+  void save_subscriptions(std::function<void()> done = nullptr);
+  // A persistent session keeps its half-done QoS 2 exchanges in the store (`$mqtt-qos2`).
+  core::StateRecord qos2_record(bool inbound, std::uint16_t packet_id);
+  void drop_qos2_record(std::unordered_map<std::uint16_t, core::MessageId>& records, std::uint16_t packet_id);
 
   // --- handle_connect.cpp
   void handle_connect(codec::Connect& connect);
@@ -163,6 +172,9 @@ class Session : public net::Connection {
   bool taken_over_ = false;
   bool clean_disconnect_ = false;  // DISCONNECT without will: no will
   bool shutting_down_ = false;
+  // Closed, its departure not yet reported (detaching): a take-over arriving then waits for it.
+  bool departing_ = false;
+  std::function<void(std::optional<Departure>)> pending_take_over_;
   std::string client_id_;
   std::string user_;  // authenticated user name; empty: anonymous
   bool clean_start_ = true;
@@ -195,6 +207,9 @@ class Session : public net::Connection {
   std::size_t publish_batches_in_flight_ = 0;
   std::unordered_map<std::uint16_t, bool> inbound_qos2_;  // packet id -> PUBREC sent
   std::size_t inbound_unacked_ = 0;  // QoS 1 before PUBACK, QoS 2 before PUBREL
+  // The `$mqtt-qos2` records of a persistent session's exchanges, by packet id.
+  std::unordered_map<std::uint16_t, core::MessageId> inbound_records_;
+  std::unordered_map<std::uint16_t, core::MessageId> outbound_records_;
 
   // subscriptions and outbound
   std::shared_ptr<SessionConsumer> consumer_;

@@ -1,0 +1,174 @@
+#include "mqtt/session_record.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace carrier::mqtt {
+
+namespace {
+
+constexpr std::string_view kFormat = "1";
+
+// Will records: the will's own properties come first, these three last.
+constexpr std::string_view kWillClient = "mqtt-will-client";
+constexpr std::string_view kWillDue = "mqtt-will-due";
+constexpr std::string_view kWillRetain = "mqtt-will-retain";
+
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// Reads "<number> " from the front of `text`.
+template <typename T>
+std::optional<T> take_number(std::string_view& text) {
+  const auto space = text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  auto v = number<T>(text.substr(0, space));
+  text.remove_prefix(space + 1);
+  return v;
+}
+
+core::MessagePtr record_message(std::string_view queue, core::MessageId id, std::int64_t now_ms,
+                                core::Properties props) {
+  auto m = std::make_shared<core::Message>();
+  m->id = id;
+  m->destination = core::Destination{core::DestinationKind::queue, std::string(queue)};
+  m->persistent = true;
+  m->timestamp_ms = now_ms;
+  m->properties = std::move(props);
+  return m;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> SessionRecord::deadline_ms(std::int64_t now_ms) const {
+  if (expiry_seconds == kExpiryNever) return std::nullopt;
+  const std::int64_t from = away_since_ms != 0 ? away_since_ms : now_ms;
+  return from + std::int64_t(expiry_seconds) * 1000;
+}
+
+core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std::int64_t now_ms) {
+  core::Properties p;
+  p.emplace_back("format", kFormat);
+  p.emplace_back("client-id", r.client_id);
+  p.emplace_back("protocol-level", std::to_string(r.protocol_level));
+  p.emplace_back("expiry", std::to_string(r.expiry_seconds));
+  p.emplace_back("away-since", std::to_string(r.away_since_ms));
+  // One property per subscription: "<qos> <no-local> <retain-as-published> <retain-handling>
+  // <identifier> <filter>", the filter last (it may hold spaces).
+  for (const auto& [filter, o] : r.subscriptions) {
+    p.emplace_back("sub", std::to_string(o.qos) + ' ' + (o.no_local ? '1' : '0') + ' ' +
+                              (o.retain_as_published ? '1' : '0') + ' ' + std::to_string(o.retain_handling) + ' ' +
+                              std::to_string(o.identifier) + ' ' + filter);
+  }
+  return record_message(kSessionsQueue, id, now_ms, std::move(p));
+}
+
+std::optional<SessionRecord> decode_session(const core::Message& m) {
+  SessionRecord r;
+  bool format = false, client = false, expiry = false;
+  for (const auto& [k, v] : m.properties) {
+    if (k == "format") {
+      if (v != kFormat) return std::nullopt;
+      format = true;
+    } else if (k == "client-id") {
+      r.client_id = v;
+      client = true;
+    } else if (k == "protocol-level") {
+      auto n = number<unsigned>(v);
+      if (!n || *n < 3 || *n > 5) return std::nullopt;
+      r.protocol_level = static_cast<std::uint8_t>(*n);
+    } else if (k == "expiry") {
+      auto n = number<std::uint32_t>(v);
+      if (!n) return std::nullopt;
+      r.expiry_seconds = *n;
+      expiry = true;
+    } else if (k == "away-since") {
+      auto n = number<std::int64_t>(v);
+      if (!n || *n < 0) return std::nullopt;
+      r.away_since_ms = *n;
+    } else if (k == "sub") {
+      std::string_view rest = v;
+      auto qos = take_number<unsigned>(rest);
+      auto no_local = take_number<unsigned>(rest);
+      auto rap = take_number<unsigned>(rest);
+      auto handling = take_number<unsigned>(rest);
+      auto identifier = take_number<std::uint32_t>(rest);
+      if (!qos || *qos > 2 || !no_local || *no_local > 1 || !rap || *rap > 1 || !handling || *handling > 2 ||
+          !identifier || rest.empty()) {
+        return std::nullopt;
+      }
+      r.subscriptions[std::string(rest)] = SubscriptionOptions{static_cast<std::uint8_t>(*qos), *no_local == 1,
+                                                               *rap == 1, *identifier,
+                                                               static_cast<std::uint8_t>(*handling)};
+    }
+  }
+  if (!format || !client || !expiry) return std::nullopt;
+  return r;
+}
+
+core::MessagePtr encode_will(const WillRecord& r) {
+  auto m = std::make_shared<core::Message>(*r.will);
+  m->properties.emplace_back(kWillClient, r.client_id);
+  m->properties.emplace_back(kWillDue, std::to_string(r.due_ms));
+  m->properties.emplace_back(kWillRetain, r.will->retain ? "1" : "0");
+  return m;
+}
+
+std::optional<WillRecord> decode_will(const core::Message& m) {
+  const auto& p = m.properties;
+  const std::size_t n = p.size();
+  if (n < 3 || p[n - 3].first != kWillClient || p[n - 2].first != kWillDue || p[n - 1].first != kWillRetain) {
+    return std::nullopt;
+  }
+  auto due = number<std::int64_t>(p[n - 2].second);
+  if (!due || m.destination.name.empty()) return std::nullopt;
+  WillRecord r;
+  r.client_id = p[n - 3].second;
+  r.due_ms = *due;
+  auto will = std::make_shared<core::Message>(m);
+  will->retain = p[n - 1].second == "1";
+  will->properties.resize(n - 3);
+  r.will = std::move(will);
+  return r;
+}
+
+core::MessagePtr encode_qos2(const Qos2Record& r, core::MessageId id, std::int64_t now_ms) {
+  core::Properties p;
+  p.emplace_back("format", kFormat);
+  p.emplace_back("client-id", r.client_id);
+  p.emplace_back("direction", r.inbound ? "in" : "out");
+  p.emplace_back("packet-id", std::to_string(r.packet_id));
+  return record_message(kQos2Queue, id, now_ms, std::move(p));
+}
+
+std::optional<Qos2Record> decode_qos2(const core::Message& m) {
+  Qos2Record r;
+  bool format = false, client = false, direction = false, packet = false;
+  for (const auto& [k, v] : m.properties) {
+    if (k == "format") {
+      if (v != kFormat) return std::nullopt;
+      format = true;
+    } else if (k == "client-id") {
+      r.client_id = v;
+      client = true;
+    } else if (k == "direction") {
+      if (v != "in" && v != "out") return std::nullopt;
+      r.inbound = v == "in";
+      direction = true;
+    } else if (k == "packet-id") {
+      auto n = number<std::uint16_t>(v);
+      if (!n || *n == 0) return std::nullopt;
+      r.packet_id = *n;
+      packet = true;
+    }
+  }
+  if (!format || !client || !direction || !packet) return std::nullopt;
+  return r;
+}
+
+}  // namespace carrier::mqtt

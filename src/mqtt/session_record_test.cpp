@@ -1,0 +1,122 @@
+#include "mqtt/session_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include "mqtt/message_mapping.hpp"
+
+namespace carrier::mqtt {
+namespace {
+
+constexpr std::int64_t kNow = 1'700'000'000'000;
+
+core::MessageId id(std::uint64_t n) { return core::MessageId{1, n}; }
+
+SessionRecord sample() {
+  SessionRecord r;
+  r.client_id = "dev:1 %x";
+  r.protocol_level = 5;
+  r.expiry_seconds = 300;
+  r.away_since_ms = kNow - 5000;
+  r.subscriptions["a/+/c"] = SubscriptionOptions{2, true, true, 7, 2};
+  r.subscriptions["with space/#"] = SubscriptionOptions{1, false, false, 0};
+  r.subscriptions["$share/g/x"] = SubscriptionOptions{0, false, true, 268435455, 1};
+  return r;
+}
+
+TEST(SessionRecord, RoundTrip) {
+  auto m = encode_session(sample(), id(1), kNow);
+  EXPECT_EQ(m->destination.name, kSessionsQueue);
+  EXPECT_EQ(m->id, id(1));
+  EXPECT_TRUE(m->persistent);
+  auto back = decode_session(*m);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, sample());
+}
+
+TEST(SessionRecord, Deadline) {
+  SessionRecord r = sample();
+  EXPECT_EQ(r.deadline_ms(kNow), kNow - 5000 + 300'000);
+  r.away_since_ms = 0;  // connected when written: counts from now
+  EXPECT_EQ(r.deadline_ms(kNow), kNow + 300'000);
+  r.expiry_seconds = kExpiryNever;
+  EXPECT_FALSE(r.deadline_ms(kNow));
+}
+
+TEST(SessionRecord, BadRecordsAreRefused) {
+  const auto good = encode_session(sample(), id(1), kNow);
+  auto with = [&](std::string_view key, std::string value) {
+    core::Message m = *good;
+    for (auto& [k, v] : m.properties) {
+      if (k == key) v = value;
+    }
+    return decode_session(m);
+  };
+  EXPECT_FALSE(with("format", "2"));
+  EXPECT_FALSE(with("expiry", "-1"));
+  EXPECT_FALSE(with("expiry", "12x"));
+  EXPECT_FALSE(with("protocol-level", "9"));
+  EXPECT_FALSE(with("away-since", "-5"));
+  EXPECT_FALSE(with("sub", "3 0 0 0 0 a"));
+  EXPECT_FALSE(with("sub", "1 0 0 3 0 a"));
+  EXPECT_FALSE(with("sub", "1 0 0 0 0 "));
+  EXPECT_FALSE(with("sub", "1 0 0 0"));
+  EXPECT_FALSE(with("sub", ""));
+  core::Message missing = *good;
+  missing.properties.erase(missing.properties.begin() + 1);  // client-id
+  EXPECT_FALSE(decode_session(missing));
+  core::Message empty;
+  EXPECT_FALSE(decode_session(empty));
+  // Unknown properties are ignored (a later version may add some).
+  core::Message extra = *good;
+  extra.properties.emplace_back("later", "x");
+  EXPECT_TRUE(decode_session(extra));
+}
+
+TEST(WillRecord, RoundTripKeepsTheWillAsItWas) {
+  codec::Will w;
+  w.topic = "status/dev1";
+  w.qos = 1;
+  w.retain = true;
+  w.payload = "offline";
+  w.properties.user_properties = {{"k", "v"}};
+  auto will = will_message(w, id(9), kNow, 42);
+  auto m = encode_will(WillRecord{"dev1", kNow + 30'000, will});
+  EXPECT_EQ(m->id, id(9));
+  auto back = decode_will(*m);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->client_id, "dev1");
+  EXPECT_EQ(back->due_ms, kNow + 30'000);
+  EXPECT_EQ(back->will->destination, will->destination);
+  EXPECT_EQ(back->will->properties, will->properties);
+  EXPECT_TRUE(back->will->retain);
+  EXPECT_EQ(back->will->persistent, will->persistent);
+  EXPECT_EQ(*back->will->body, "offline");
+  // Not a will record: trailing properties missing or out of order.
+  EXPECT_FALSE(decode_will(*will));
+  core::Message bad = *m;
+  std::swap(bad.properties[bad.properties.size() - 1], bad.properties[bad.properties.size() - 2]);
+  EXPECT_FALSE(decode_will(bad));
+}
+
+TEST(Qos2Record, RoundTripAndBadOnes) {
+  for (bool inbound : {true, false}) {
+    Qos2Record r{"c", inbound, 65535};
+    auto m = encode_qos2(r, id(3), kNow);
+    EXPECT_EQ(m->destination.name, kQos2Queue);
+    auto back = decode_qos2(*m);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, r);
+  }
+  auto m = *encode_qos2(Qos2Record{"c", true, 5}, id(3), kNow);
+  for (auto& [k, v] : m.properties) {
+    if (k == "packet-id") v = "0";
+  }
+  EXPECT_FALSE(decode_qos2(m));
+  for (auto& [k, v] : m.properties) {
+    if (k == "packet-id") v = "65536";
+  }
+  EXPECT_FALSE(decode_qos2(m));
+}
+
+}  // namespace
+}  // namespace carrier::mqtt
