@@ -67,6 +67,7 @@ class Broker:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port if port is not None else free_port()
+        self.auto_port = port is None
         self.data_dir = Path(data_dir) if data_dir else self.workdir / "data"
         self.config_path = None
         if config is not None:
@@ -78,6 +79,7 @@ class Broker:
         self.extra_args = list(extra_args)
         self.stomp_flag = stomp_flag
         self.mqtt_port = mqtt_port if mqtt_port is not None else free_port()
+        self.auto_mqtt_port = mqtt_port is None
         self.mqtt_flag = mqtt_flag
         self.bare = bare
         if bare:
@@ -118,9 +120,24 @@ class Broker:
         return self.proc
 
     def start(self, extra_args=(), timeout=START_TIMEOUT):
-        """Starts the broker and waits until its STOMP port accepts a TCP connection."""
-        self.spawn(extra_args)
-        self.wait_ready(timeout)
+        """Starts the broker and waits until its STOMP port accepts a TCP connection.
+
+        free_port() can only say a port was free a moment ago: on a first start whose port was
+        taken in between (EADDRINUSE), ports picked here are picked again, up to three times."""
+        for attempt in range(3):
+            self.spawn(extra_args)
+            try:
+                self.wait_ready(timeout)
+                return self
+            except AssertionError:
+                if (attempt == 2 or self.starts != attempt + 1 or self.proc.poll() is None
+                        or "Address already in use" not in self.log()
+                        or not (self.auto_port or self.auto_mqtt_port)):
+                    raise
+                if self.auto_port:
+                    self.port = free_port()
+                if self.auto_mqtt_port:
+                    self.mqtt_port = free_port()
         return self
 
     def wait_ready(self, timeout=START_TIMEOUT):
