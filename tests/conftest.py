@@ -13,6 +13,7 @@ import uuid
 import pytest
 import stomp
 
+from helpers import postgres
 from helpers.broker import Broker, carrier_bin
 
 DEFAULT_TEST_TIMEOUT = 60  # seconds; @pytest.mark.timeout(N) overrides
@@ -325,3 +326,13 @@ def unique():
     def make(kind="queue", suffix=""):
         return f"/{kind}/t{uuid.uuid4().hex[:10]}{suffix}"
     return make
+
+
+@pytest.fixture(scope="module")
+def postgres_server():
+    """A throwaway PostgreSQL cluster for one test module (skipped without the server binaries)."""
+    if not postgres.available():
+        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
+    server = postgres.PostgresServer()
+    yield server
+    server.destroy()

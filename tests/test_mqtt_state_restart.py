@@ -21,15 +21,6 @@ BACKENDS = ["log", "sqlite", "postgres"]
 SIGNALS = [pytest.param(signal.SIGKILL, id="sigkill"), pytest.param(signal.SIGTERM, id="sigterm")]
 
 
-@pytest.fixture(scope="module")
-def postgres_server():
-    if not postgres.available():
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
-    server = postgres.PostgresServer()
-    yield server
-    server.destroy()
-
-
 @pytest.fixture(params=BACKENDS)
 def store_broker(request, broker_factory):
     """Factory: a started broker on the backend under test."""

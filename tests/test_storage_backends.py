@@ -23,15 +23,6 @@ PERSISTENT = {"persistent": "true"}
 BACKENDS = ["sqlite", "postgres"]
 
 
-@pytest.fixture(scope="module")
-def postgres_server():
-    if not postgres.available():
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
-    server = postgres.PostgresServer()
-    yield server
-    server.destroy()
-
-
 @pytest.fixture(params=BACKENDS)
 def store_broker(request, broker_factory):
     """Factory: a broker (not started unless start=True) on the backend under test."""
