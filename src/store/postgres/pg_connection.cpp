@@ -54,32 +54,18 @@ Int2Param::Int2Param(std::int16_t v) { put_be(bytes, static_cast<std::uint16_t>(
 std::int64_t read_int8(const char* p) { return static_cast<std::int64_t>(get_be(p, 8)); }
 std::int32_t read_int4(const char* p) { return static_cast<std::int32_t>(get_be(p, 4)); }
 
-void ArrayParam::add_int8(std::int64_t v) {
+void ArrayParam::add_fixed(std::uint64_t v, int width) {
   if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
   char b[12];
-  put_be(b, 8, 4);
-  put_be(b + 4, static_cast<std::uint64_t>(v), 8);
-  elements_.append(b, sizeof b);
+  put_be(b, static_cast<std::uint64_t>(width), 4);
+  put_be(b + 4, v, width);
+  elements_.append(b, static_cast<std::size_t>(4 + width));
   ++count_;
 }
 
-void ArrayParam::add_int4(std::int32_t v) {
-  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
-  char b[8];
-  put_be(b, 4, 4);
-  put_be(b + 4, static_cast<std::uint32_t>(v), 4);
-  elements_.append(b, sizeof b);
-  ++count_;
-}
-
-void ArrayParam::add_int2(std::int16_t v) {
-  if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()
-  char b[6];
-  put_be(b, 2, 4);
-  put_be(b + 4, static_cast<std::uint16_t>(v), 2);
-  elements_.append(b, sizeof b);
-  ++count_;
-}
+void ArrayParam::add_int8(std::int64_t v) { add_fixed(static_cast<std::uint64_t>(v), 8); }
+void ArrayParam::add_int4(std::int32_t v) { add_fixed(static_cast<std::uint32_t>(v), 4); }
+void ArrayParam::add_int2(std::int16_t v) { add_fixed(static_cast<std::uint16_t>(v), 2); }
 
 void ArrayParam::add_bytes(std::string_view bytes) {
   if (elements_.empty()) elements_.resize(kArrayHeaderBytes);  // patched by encoded()

@@ -63,6 +63,9 @@ class ArrayParam {
   std::string elements_;  // a header's room, then the elements
   std::string encoded_;   // only for an empty array
   std::uint32_t count_ = 0;
+
+  // One element: its length (4 bytes), then `width` big-endian bytes of `v`.
+  void add_fixed(std::uint64_t v, int width);
 };
 
 // Binary parameters for one statement; the pointers must outlive the send call only (libpq
