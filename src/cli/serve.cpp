@@ -83,6 +83,9 @@ int serve(const config::Flags& flags) {
   const auto started = std::chrono::steady_clock::now();
   const unsigned shards = cfg->net.shards != 0 ? cfg->net.shards : std::max(1u, std::thread::hardware_concurrency());
 
+  // Connections not yet logged in, STOMP and MQTT together. Made before the pool: a session
+  // still held by a shard's io_context when the pool goes releases its slot here.
+  net::HandshakeLimit connecting(cfg->net.max_connecting);
   net::ShardPool pool(shards);  // its threads start later, once recovery is done
   // Before the store is touched: a bad hash stops the broker here, naming the user and where.
   auto authenticator = auth::Authenticator::create(cfg->auth, pool);
@@ -125,8 +128,6 @@ int serve(const config::Flags& flags) {
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // MQTT's session records to the client registries.
-  // Connections not yet logged in, STOMP and MQTT together (issue 10: sockets that never log in).
-  net::HandshakeLimit connecting(cfg->net.max_connecting);
   mqtt::Service mqtt_service(pool, peers, cfg->mqtt, **authenticator, connecting);
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
