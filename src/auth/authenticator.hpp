@@ -33,7 +33,7 @@ enum class Verdict {
   accepted,  // `user` says who (empty: anonymous)
   rejected,  // wrong user or password, or none where one is required: one answer for all
   busy,      // too many logins waiting for a verifier: try again later
-  throttled, // the source has failed too often lately: refused without a check
+  throttled,  // the source has failed too often lately: refused without a check
 };
 
 struct Outcome {
