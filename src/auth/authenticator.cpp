@@ -26,7 +26,8 @@ std::unordered_map<std::string, std::string> by_name(const std::vector<User>& us
 
 }  // namespace
 
-Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& options, core::Executor& executor) {
+Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& options, core::Executor& executor,
+                                                             Clock clock) {
   if (auto st = init_sodium(); !st) return unexpected(st.error());
   std::unordered_map<std::string, const User*> seen;
   for (const auto& u : options.users) {
@@ -48,7 +49,7 @@ Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& opti
     return unexpected(Errc::invalid_argument,
                       "auth.anonymous is false but no user is configured: no client could connect");
   }
-  std::unique_ptr<Authenticator> a(new Authenticator(options, executor));
+  std::unique_ptr<Authenticator> a(new Authenticator(options, executor, std::move(clock)));
   if (a->has_users()) {
     const unsigned threads = std::max(1u, options.verify_threads);
     for (unsigned i = 0; i < threads; ++i) a->verifiers_.emplace_back([p = a.get()] { p->run_verifier(); });
@@ -56,12 +57,16 @@ Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& opti
   return a;
 }
 
-Authenticator::Authenticator(const Options& options, core::Executor& executor)
+Authenticator::Authenticator(const Options& options, core::Executor& executor, Clock clock)
     : executor_(executor),
       anonymous_(options.allows_anonymous()),
       failure_delay_ms_(options.failure_delay_ms),
       max_pending_(std::max<std::size_t>(1, options.max_pending)),
-      users_(by_name(options.users)) {}
+      max_pending_suspect_(options.max_pending_suspect),
+      clock_(std::move(clock)),
+      users_(by_name(options.users)),
+      ledger_(FailureLimits{options.source_failure_limit, options.total_failure_limit,
+                            std::chrono::milliseconds(options.failure_window_ms), options.max_sources}) {}
 
 Authenticator::~Authenticator() { stop(); }
 
@@ -70,7 +75,9 @@ void Authenticator::stop() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     for (auto& check : queue_) wipe(check.password);
+    for (auto& check : suspect_queue_) wipe(check.password);
     queue_.clear();
+    suspect_queue_.clear();
   }
   wake_.notify_all();
   for (auto& t : verifiers_) {
@@ -90,7 +97,10 @@ std::optional<Outcome> Authenticator::authenticate(Credentials credentials, core
     return Outcome{Verdict::accepted, {}};
   }
   Check check{has_name ? std::move(*credentials.username) : std::string(),
-              credentials.password ? std::move(*credentials.password) : std::string(), shard, std::move(done)};
+              credentials.password ? std::move(*credentials.password) : std::string(),
+              shard,
+              std::move(done),
+              std::move(credentials.source)};
   if (credentials.password) wipe(*credentials.password);
   {
     std::lock_guard lock(mutex_);
@@ -98,19 +108,44 @@ std::optional<Outcome> Authenticator::authenticate(Credentials credentials, core
       wipe(check.password);
       return Outcome{Verdict::busy, {}};
     }
-    if (queue_.size() >= max_pending_) {
+    const auto now = clock_();
+    const Standing standing = ledger_.standing(check.source, now);
+    if (standing == Standing::barred) {
       wipe(check.password);
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_busy_warning_ > std::chrono::seconds(10)) {  // a flood must not flood the log too
-        last_busy_warning_ = now;
-        log()->warn("{} login(s) waiting for a password check: refusing more until they are done", queue_.size());
-      }
+      warn_refusing("logins from sources that failed too often");
+      return Outcome{Verdict::throttled, {}};
+    }
+    check.first_lane = standing == Standing::clean;
+    auto& lane = check.first_lane ? queue_ : suspect_queue_;
+    if (lane.size() >= (check.first_lane ? max_pending_ : max_pending_suspect_)) {
+      wipe(check.password);
+      warn_refusing(check.first_lane ? "logins: too many waiting for a password check"
+                                     : "logins of recently failed sources: too many waiting for a password check");
       return Outcome{Verdict::busy, {}};
     }
-    queue_.push_back(std::move(check));
+    if (check.first_lane) ledger_.begin_check(check.source, now);
+    lane.push_back(std::move(check));
   }
   wake_.notify_one();
   return std::nullopt;
+}
+
+void Authenticator::warn_refusing(const char* what) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_busy_warning_ > std::chrono::seconds(10)) {  // a flood must not flood the log too
+    last_busy_warning_ = now;
+    log()->warn("refusing {} ({} + {} waiting)", what, queue_.size(), suspect_queue_.size());
+  }
+}
+
+Authenticator::Check Authenticator::take_next() {
+  // The second lane gets every fourth turn while both have work, all of them while the first
+  // is empty: a flood of failing sources keeps a quarter of the verifier at most.
+  const bool suspect_turn = !suspect_queue_.empty() && (queue_.empty() || ++turn_ % 4 == 0);
+  auto& lane = suspect_turn ? suspect_queue_ : queue_;
+  Check check = std::move(lane.front());
+  lane.pop_front();
+  return check;
 }
 
 void Authenticator::run_verifier() {
@@ -126,13 +161,18 @@ void Authenticator::run_verifier() {
     Check check;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty() || !suspect_queue_.empty(); });
       if (stopping_) return;
-      check = std::move(queue_.front());
-      queue_.pop_front();
+      check = take_next();
     }
     auto outcome = verify(check);
     wipe(check.password);
+    {
+      std::lock_guard lock(mutex_);
+      const auto now = clock_();
+      if (check.first_lane) ledger_.end_check(check.source, now);
+      if (outcome.verdict == Verdict::rejected) ledger_.record_failure(check.source, now);
+    }
     reply(check.shard, std::move(outcome), std::move(check.done));
   }
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/failure_ledger.hpp"
 #include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/executor.hpp"
@@ -24,12 +25,15 @@ namespace carrier::auth {
 struct Credentials {
   std::optional<std::string> username;
   std::optional<std::string> password;  // bytes (MQTT allows binary)
+  // The client's address without the port: failed logins are counted per source.
+  std::string source;
 };
 
 enum class Verdict {
   accepted,  // `user` says who (empty: anonymous)
   rejected,  // wrong user or password, or none where one is required: one answer for all
   busy,      // too many logins waiting for a verifier: try again later
+  throttled,  // the source has failed too often lately: refused without a check
 };
 
 struct Outcome {
@@ -47,13 +51,21 @@ struct Outcome {
 // tell which names exist. Nothing is cached and no password is logged; each password copy is
 // wiped once checked.
 //
+// A flood of wrong passwords must not lock everyone else out (issue 10): failed checks are
+// counted per source address (FailureLedger). A source over its budget is refused at once
+// (`throttled`); a source that failed recently, or already has a login waiting, queues in a
+// second, shorter lane that gets one check in four while the first lane has work. So a login
+// from an address that has not failed waits only behind other such addresses' first logins.
+//
 // Runs on: created and destroyed by the main thread (destroy it before the ShardPool it posts
 // to); authenticate() on any shard; verification on its own threads. Its one mutex guards the
 // queue of waiting checks (docs/threading.md).
 class Authenticator {
  public:
-  // Checks every user's hash with libsodium and starts the verifier threads.
-  static Result<std::unique_ptr<Authenticator>> create(const Options& options, core::Executor& executor);
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  // Checks every user's hash with libsodium and starts the verifier threads. `clock`: for tests.
+  static Result<std::unique_ptr<Authenticator>> create(const Options& options, core::Executor& executor,
+                                                       Clock clock = std::chrono::steady_clock::now);
   ~Authenticator();
   Authenticator(const Authenticator&) = delete;
   Authenticator& operator=(const Authenticator&) = delete;
@@ -77,9 +89,14 @@ class Authenticator {
     std::string password;
     core::ShardId shard;
     Done done;
+    std::string source;
+    bool first_lane = true;
   };
 
-  Authenticator(const Options& options, core::Executor& executor);
+  Authenticator(const Options& options, core::Executor& executor, Clock clock);
+  // The next check to run (the lock held), from the first lane except every fourth turn.
+  Check take_next();
+  void warn_refusing(const char* what);  // the lock held
   void run_verifier();
   Outcome verify(Check& check);
   void reply(core::ShardId shard, Outcome outcome, Done done);
@@ -88,13 +105,18 @@ class Authenticator {
   const bool anonymous_;
   const std::uint32_t failure_delay_ms_;
   const std::size_t max_pending_;
+  const std::size_t max_pending_suspect_;
+  Clock clock_;
   const std::unordered_map<std::string, std::string> users_;  // name -> hash; read-only once made
   std::string decoy_hash_;  // verified for unknown names; set by each verifier before its first check
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Check> queue_;  // guarded by mutex_
-  bool stopping_ = false;    // guarded by mutex_
+  std::deque<Check> queue_;          // guarded by mutex_: the first lane
+  std::deque<Check> suspect_queue_;  // guarded by mutex_: the second lane
+  unsigned turn_ = 0;                // guarded by mutex_
+  FailureLedger ledger_;             // guarded by mutex_
+  bool stopping_ = false;            // guarded by mutex_
   std::chrono::steady_clock::time_point last_busy_warning_;  // guarded by mutex_
   std::once_flag decoy_once_;
   std::vector<std::thread> verifiers_;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -164,10 +165,13 @@ TEST(AuthenticatorTest, TooManyWaitingIsBusy) {
   ASSERT_TRUE(a);
   // The verifier takes at most one at a time and each check takes tens of milliseconds: of
   // ten asked at once, at most two are in its hands or its queue.
+  // Each from its own address: all of them belong in the first lane (max_pending).
   std::vector<Waiter> waiters(10);
   std::size_t busy = 0;
-  for (auto& w : waiters) {
-    auto o = (*a)->authenticate(creds("alice", "wonderland"), core::ShardId(0), w.done());
+  for (std::size_t i = 0; i < waiters.size(); ++i) {
+    auto& w = waiters[i];
+    auto o = (*a)->authenticate(Credentials{"alice", "wonderland", "10.0.0." + std::to_string(i)}, core::ShardId(0),
+                                w.done());
     if (o && o->verdict == Verdict::busy) ++busy;
   }
   EXPECT_GE(busy, 8u);
@@ -208,6 +212,122 @@ TEST(AuthenticatorTest, CreateChecksTheUsers) {
   a = Authenticator::create(nobody, ex);
   ASSERT_FALSE(a);
   EXPECT_THAT(a.error().detail, HasSubstr("no client could connect"));
+}
+
+// A clock the test moves by hand.
+struct TestClock {
+  std::atomic<std::int64_t> ms{1'000'000};
+  Authenticator::Clock clock() {
+    return [this] { return std::chrono::steady_clock::time_point(std::chrono::milliseconds(ms.load())); };
+  }
+};
+
+Credentials from(std::string source, std::optional<std::string> user, std::optional<std::string> password) {
+  return Credentials{std::move(user), std::move(password), std::move(source)};
+}
+
+Outcome check_now(Authenticator& a, FakeExecutor& ex, Credentials c) {
+  Waiter w;
+  auto o = a.authenticate(std::move(c), core::ShardId(0), w.done());
+  if (o) return *o;
+  ex.run_until([&] { return w.outcome.has_value(); });
+  return *w.outcome;
+}
+
+TEST(AuthenticatorTest, ASourceOverItsFailureBudgetIsRefusedWithoutACheck) {
+  FakeExecutor ex;
+  TestClock clock;
+  auto options = with_alice();
+  options.failure_delay_ms = 0;
+  options.source_failure_limit = 2;
+  options.failure_window_ms = 60'000;
+  auto a = Authenticator::create(options, ex, clock.clock());
+  ASSERT_TRUE(a);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "guess1")).verdict, Verdict::rejected);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "guess2")).verdict, Verdict::rejected);
+  // Refused at once, even with the right password, and nothing is posted.
+  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), core::ShardId(0),
+                              [](Outcome) { ADD_FAILURE() << "called"; });
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->verdict, Verdict::throttled);
+  // Another address is checked as usual.
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.2", "alice", "wonderland")).verdict, Verdict::accepted);
+  // One failure drains every 30 s: then the address may try again.
+  clock.ms += 30'001;
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "wonderland")).verdict, Verdict::accepted);
+}
+
+TEST(AuthenticatorTest, AFailingSourceQueuesBehindACleanOne) {
+  FakeExecutor ex;
+  TestClock clock;
+  auto options = with_alice();
+  options.failure_delay_ms = 0;
+  options.source_failure_limit = 100;
+  options.max_pending_suspect = 3;
+  auto a = Authenticator::create(options, ex, clock.clock());
+  ASSERT_TRUE(a);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "guess")).verdict, Verdict::rejected);
+
+  // The verifier is busy with the first (a check takes tens of ms; queueing takes microseconds):
+  // the failing source's logins go to the second lane, three at most.
+  std::vector<std::pair<std::string, Waiter>> waiters(6);
+  std::vector<std::string> answered;
+  auto ask = [&](std::size_t i, const std::string& source, const std::string& password) {
+    waiters[i].first = source;
+    return (*a)->authenticate(from(source, "alice", password), core::ShardId(0), waiters[i].second.done());
+  };
+  EXPECT_FALSE(ask(0, "10.0.0.3", "wonderland"));  // clean: the first lane
+  for (std::size_t i = 1; i <= 3; ++i) EXPECT_FALSE(ask(i, "10.0.0.1", "guess"));
+  auto full = ask(4, "10.0.0.1", "guess");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->verdict, Verdict::busy);
+  // A second login of a clean source while its first waits is also a second-lane one: busy.
+  auto second = ask(5, "10.0.0.3", "wonderland");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->verdict, Verdict::busy);
+  // A new clean source overtakes the failing one's waiting logins.
+  std::vector<std::pair<std::string, Waiter>> late(1);
+  late[0].first = "10.0.0.2";
+  EXPECT_FALSE((*a)->authenticate(from("10.0.0.2", "alice", "wonderland"), core::ShardId(0), late[0].second.done()));
+
+  std::vector<std::string> order;
+  auto record = [&](std::vector<std::pair<std::string, Waiter>>& list, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& [source, w] = list[i];
+      if (w.outcome && source != "done") {
+        order.push_back(source);
+        source = "done";
+      }
+    }
+  };
+  ex.run_until([&] {
+    record(waiters, 4);
+    record(late, 1);
+    return order.size() == 5;
+  });
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0], "10.0.0.3");
+  EXPECT_EQ(order[1], "10.0.0.2");
+  EXPECT_EQ(order[2], "10.0.0.1");
+  EXPECT_EQ(waiters[0].second.outcome->verdict, Verdict::accepted);
+  EXPECT_EQ(late[0].second.outcome->verdict, Verdict::accepted);
+}
+
+TEST(AuthenticatorTest, TheBrokerWideFailureBudgetStillChecksCleanSources) {
+  FakeExecutor ex;
+  TestClock clock;
+  auto options = with_alice();
+  options.failure_delay_ms = 0;
+  options.source_failure_limit = 10;
+  options.total_failure_limit = 2;
+  auto a = Authenticator::create(options, ex, clock.clock());
+  ASSERT_TRUE(a);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "x")).verdict, Verdict::rejected);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.2", "alice", "x")).verdict, Verdict::rejected);
+  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), core::ShardId(0), nullptr);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->verdict, Verdict::throttled);
+  EXPECT_EQ(check_now(**a, ex, from("10.0.0.3", "alice", "wonderland")).verdict, Verdict::accepted);
 }
 
 }  // namespace

@@ -29,8 +29,21 @@ struct Options {
   // Threads that verify passwords (each argon2id verification holds the hash's memory, 64 MiB
   // at libsodium's interactive limits).
   unsigned verify_threads = 1;
-  // Logins waiting for a verifier; past this a login is refused at once as "busy".
+  // Logins waiting for a verifier in the first lane (sources with no recent failure, one login
+  // each at a time); past this a login is refused at once as "busy".
   std::size_t max_pending = 256;
+  // Logins waiting in the second lane: sources that failed recently, and a source's logins
+  // beyond its one in the first lane. It gets one check in four while the first lane is busy.
+  std::size_t max_pending_suspect = 32;
+  // Failed password checks one source address may have before its logins are refused at once
+  // without a check ("too many failed logins"); it regains one every window / limit.
+  std::uint32_t source_failure_limit = 10;
+  std::uint32_t failure_window_ms = 60'000;
+  // Failed checks of all sources together (same window): past it, only sources without a
+  // recent failure are checked.
+  std::uint32_t total_failure_limit = 100;
+  // Source addresses remembered for the above; the least recently seen is forgotten first.
+  std::size_t max_sources = 10'000;
 
   bool allows_anonymous() const { return anonymous.value_or(users.empty()); }
 };

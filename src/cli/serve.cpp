@@ -15,6 +15,7 @@
 #include "core/broker.hpp"
 #include "core/selector/selector.hpp"
 #include "net/asio.hpp"
+#include "net/handshake_limit.hpp"
 #include "net/listener.hpp"
 #include "net/shard_pool.hpp"
 #include "mqtt/service.hpp"
@@ -82,6 +83,9 @@ int serve(const config::Flags& flags) {
   const auto started = std::chrono::steady_clock::now();
   const unsigned shards = cfg->net.shards != 0 ? cfg->net.shards : std::max(1u, std::thread::hardware_concurrency());
 
+  // Connections not yet logged in, STOMP and MQTT together. Made before the pool: a session
+  // still held by a shard's io_context when the pool goes releases its slot here.
+  net::HandshakeLimit connecting(cfg->net.max_connecting);
   net::ShardPool pool(shards);  // its threads start later, once recovery is done
   // Before the store is touched: a bad hash stops the broker here, naming the user and where.
   auto authenticator = auth::Authenticator::create(cfg->auth, pool);
@@ -124,7 +128,7 @@ int serve(const config::Flags& flags) {
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // MQTT's session records to the client registries.
-  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, **authenticator);
+  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, **authenticator, connecting);
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
     if (!mqtt_service.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
@@ -137,11 +141,13 @@ int serve(const config::Flags& flags) {
   (*store)->start();
 
   auth::Authenticator& auth = **authenticator;
-  net::Listener stomp_listener(pool, "stomp", [&brokers, &cfg, &auth](net::tcp::socket socket, core::ShardId shard) {
-    auto session =
-        std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp, auth);
-    session->start();
-  });
+  net::Listener stomp_listener(
+      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, core::ShardId shard) {
+        auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp,
+                                                        auth, connecting.try_acquire());
+        session->start();
+        session->begin();
+      });
   if (cfg->stomp_listener.enabled) {
     if (auto ls = stomp_listener.open(cfg->stomp_listener); !ls) {
       std::cerr << "carrier: " << ls.error().detail << "\n";

@@ -260,6 +260,10 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_headers); }},
     {"heartbeat_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
+    {"connect_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.stomp.connect_timeout_ms); }},
+    {"max_connect_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_connect_bytes); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
@@ -292,6 +296,10 @@ constexpr Key kMqttKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.mqtt.session_expiry_max); }},
     {"connect_timeout_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.mqtt.connect_timeout_ms); }},
+    {"max_connect_packet_size",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64, 268'435'460), c.mqtt.max_connect_packet_size);
+     }},
 };
 
 constexpr Key kCoreKeys[] = {
@@ -478,6 +486,16 @@ constexpr Key kAuthKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 64), c.auth.verify_threads); }},
     {"max_pending",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.max_pending); }},
+    {"max_pending_suspect",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.auth.max_pending_suspect); }},
+    {"source_failure_limit",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.source_failure_limit); }},
+    {"failure_window_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.failure_window_ms); }},
+    {"total_failure_limit",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.total_failure_limit); }},
+    {"max_sources",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.auth.max_sources); }},
     {"user",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();
@@ -509,6 +527,8 @@ constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
     {"shards",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUnsignedMax), c.net.shards); }},
+    {"max_connecting",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.net.max_connecting); }},
     {"data_dir",
      [](const Field& f, Config& c) -> Status {
        auto dir = read_string(f);

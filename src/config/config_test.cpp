@@ -753,5 +753,46 @@ TEST(ConfigAuth, NoAnonymousAndNoUsersIsAnError) {
   EXPECT_THAT(loaded.error().detail, HasSubstr("no client could connect"));
 }
 
+
+// Issue 10: limits on connections that have not logged in, and on failed logins.
+TEST(ConfigFrontDoor, DefaultsAndKeys) {
+  const auto d = parse_ok("");
+  EXPECT_EQ(d.net.max_connecting, 1000u);
+  EXPECT_EQ(d.stomp.connect_timeout_ms, 5000u);
+  EXPECT_EQ(d.stomp.max_connect_bytes, 64u << 10);
+  EXPECT_EQ(d.mqtt.max_connect_packet_size, 64u << 10);
+  EXPECT_EQ(d.auth.max_pending_suspect, 32u);
+  EXPECT_EQ(d.auth.source_failure_limit, 10u);
+  EXPECT_EQ(d.auth.failure_window_ms, 60000u);
+  EXPECT_EQ(d.auth.total_failure_limit, 100u);
+  EXPECT_EQ(d.auth.max_sources, 10000u);
+  const auto c = parse_ok(R"(max_connecting = 7
+[stomp]
+connect_timeout_ms = 100
+max_connect_bytes = 2048
+[mqtt]
+max_connect_packet_size = 128
+[auth]
+max_pending_suspect = 0
+source_failure_limit = 3
+failure_window_ms = 1000
+total_failure_limit = 50
+max_sources = 20
+)");
+  EXPECT_EQ(c.net.max_connecting, 7u);
+  EXPECT_EQ(c.stomp.connect_timeout_ms, 100u);
+  EXPECT_EQ(c.stomp.max_connect_bytes, 2048u);
+  EXPECT_EQ(c.mqtt.max_connect_packet_size, 128u);
+  EXPECT_EQ(c.auth.max_pending_suspect, 0u);
+  EXPECT_EQ(c.auth.source_failure_limit, 3u);
+  EXPECT_EQ(c.auth.failure_window_ms, 1000u);
+  EXPECT_EQ(c.auth.total_failure_limit, 50u);
+  EXPECT_EQ(c.auth.max_sources, 20u);
+  EXPECT_THAT(toml_error("max_connecting = 0"), StartsWith("'max_connecting' must be a positive integer"));
+  EXPECT_THAT(toml_error("[stomp]\nmax_connect_bytes = 10"), StartsWith("'stomp.max_connect_bytes' must be an integer >= 1024"));
+  EXPECT_THAT(toml_error("[auth]\nsource_failure_limit = 0"),
+              StartsWith("'auth.source_failure_limit' must be a positive integer"));
+}
+
 }  // namespace
 }  // namespace carrier::config

@@ -49,6 +49,7 @@ void Session::handle_connect(codec::Connect& c) {
     return;
   }
   connect_received_ = true;
+  limits_.max_packet_size = options_.max_packet_size;
   version_ = c.version;
   const bool v5 = version_ == codec::Version::v5;
   const auto& props = c.properties;
@@ -99,7 +100,7 @@ void Session::handle_connect(codec::Connect& c) {
   // Nothing else is read until the CONNACK is out: packets pipelined after CONNECT wait. The
   // password is checked first (on the authenticator's thread when there is one to check).
   pause_reading();
-  auth::Credentials credentials{std::move(c.username), std::move(c.password)};
+  auth::Credentials credentials{std::move(c.username), std::move(c.password), std::string(peer_address())};
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
   auto weak = std::weak_ptr<Session>(self());
@@ -131,6 +132,12 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
       refuse_connect(version_ == codec::Version::v5 ? codec::ReasonCode::server_busy
                                                     : codec::ReasonCode::server_unavailable,
                      "too many logins are being checked; try again later");
+      return;
+    case auth::Verdict::throttled:
+      log()->debug("{} CONNECT refused: too many failed logins from this address", log_prefix());
+      refuse_connect(version_ == codec::Version::v5 ? codec::ReasonCode::connection_rate_exceeded
+                                                    : codec::ReasonCode::server_unavailable,
+                     "too many failed logins from this address; try again later");
       return;
   }
   user_ = std::move(outcome.user);
@@ -242,6 +249,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
   send(ack);
   for (auto packet_id : pubrels) send(codec::Pubrel{.packet_id = packet_id});
   connected_ = true;
+  handshake_.release();
   log()->debug("{} CONNACK client '{}' session present={} ({} subscription(s) resumed)", log_prefix(), client_id_,
                ack.session_present, subscriptions_.size());
   pump();

@@ -26,6 +26,9 @@ struct Options {
   std::uint32_t session_expiry_max = 0xFFFFFFFF;
   // A connection that has not sent CONNECT within this many milliseconds is closed.
   std::uint32_t connect_timeout_ms = 10000;
+  // The largest packet read before CONNECT (so the CONNECT itself, will included): a larger one
+  // closes the connection at its fixed header (CONNACK 0x95 on MQTT 5), nothing buffered.
+  std::size_t max_connect_packet_size = 64u << 10;
 };
 
 }  // namespace carrier::mqtt

@@ -1,5 +1,7 @@
 #include "mqtt/service.hpp"
 
+#include <chrono>
+
 #include "base/logging.hpp"
 #include "mqtt/client_registry.hpp"
 #include "mqtt/session_record.hpp"
@@ -17,8 +19,12 @@ std::shared_ptr<spdlog::logger> log() {
 }  // namespace
 
 Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
-                 auth::Authenticator& authenticator)
-    : executor_(executor), brokers_(std::move(brokers)), options_(std::move(options)), authenticator_(authenticator) {
+                 auth::Authenticator& authenticator, net::HandshakeLimit& connecting)
+    : executor_(executor),
+      brokers_(std::move(brokers)),
+      options_(std::move(options)),
+      authenticator_(authenticator),
+      connecting_(connecting) {
   for (std::size_t i = 0; i < brokers_.size(); ++i) {
     registries_.push_back(
         std::make_unique<ClientRegistry>(core::ShardId(static_cast<std::uint32_t>(i)), executor_, *brokers_[i]));
@@ -28,7 +34,22 @@ Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, O
 Service::~Service() = default;
 
 void Service::accept(net::tcp::socket socket, core::ShardId shard) {
-  auto session = std::make_shared<Session>(std::move(socket), shard, *brokers_[shard.value()], *this, options_);
+  auto handshake = connecting_.try_acquire();
+  if (!handshake.held()) {
+    // Too many connections are logging in at once. Before CONNECT the client's MQTT version is
+    // unknown, so there is no CONNACK it could read for sure: the socket is closed at once.
+    thread_local std::chrono::steady_clock::time_point last_warning;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_warning > std::chrono::seconds(10)) {  // a flood must not flood the log too
+      last_warning = now;
+      log()->warn("connection refused: {} connections have not completed CONNECT", connecting_.max());
+    }
+    boost::system::error_code ec;
+    socket.close(ec);
+    return;
+  }
+  auto session = std::make_shared<Session>(std::move(socket), shard, *brokers_[shard.value()], *this, options_,
+                                           std::move(handshake));
   session->start();
   session->start_watchdog();
 }

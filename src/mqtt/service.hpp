@@ -13,6 +13,7 @@
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
 #include "net/asio.hpp"
+#include "net/handshake_limit.hpp"
 
 namespace carrier::mqtt {
 
@@ -28,8 +29,9 @@ class Session;
 // owning one).
 class Service {
  public:
+  // `connecting`: the broker-wide cap on connections not yet logged in (shared with STOMP).
   Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
-          auth::Authenticator& authenticator);
+          auth::Authenticator& authenticator, net::HandshakeLimit& connecting);
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -72,6 +74,7 @@ class Service {
   std::vector<core::Broker*> brokers_;
   Options options_;
   auth::Authenticator& authenticator_;
+  net::HandshakeLimit& connecting_;
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
   std::atomic<std::size_t> departing_{0};
   // Client ids with a session record at start-up: the only possible holders of `$share` groups.

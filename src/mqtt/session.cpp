@@ -32,9 +32,14 @@ void SessionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> b
 }
 
 Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
-                 const Options& options)
-    : net::Connection(std::move(socket), shard, "mqtt"), broker_(broker), service_(service), options_(options) {
-  limits_.max_packet_size = options_.max_packet_size;
+                 const Options& options, net::HandshakeSlot handshake)
+    : net::Connection(std::move(socket), shard, "mqtt"),
+      broker_(broker),
+      service_(service),
+      options_(options),
+      handshake_(std::move(handshake)) {
+  // Until CONNECT, only a CONNECT-sized packet is read (raised in handle_connect).
+  limits_.max_packet_size = std::min(options_.max_packet_size, options_.max_connect_packet_size);
   outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
 }
 
@@ -314,6 +319,7 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
 void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
   if (watchdog_) watchdog_->cancel();
+  handshake_.release();
   if (taken_over_) return;  // take_over() has detached and reported
   // A will belongs to an accepted connection that did not say goodbye, also when the broker
   // closes it to shut down (MQTT 5 3.1.2.5: the server closed the connection).

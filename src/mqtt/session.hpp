@@ -17,6 +17,7 @@
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
 #include "net/connection.hpp"
+#include "net/handshake_limit.hpp"
 
 namespace carrier::mqtt {
 
@@ -48,8 +49,9 @@ class SessionConsumer : public core::Consumer {
 // Runs on: its shard, only.
 class Session : public net::Connection {
  public:
+  // `handshake`: this connection's place among those not yet logged in, released at CONNACK.
   Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
-          const Options& options);
+          const Options& options, net::HandshakeSlot handshake);
   ~Session() override;
 
   // After start(): arms the connect timeout and keep-alive watchdog.
@@ -187,6 +189,7 @@ class Session : public net::Connection {
   std::optional<std::uint16_t> server_keep_alive_;
   std::optional<std::uint32_t> connack_session_expiry_;
   std::unique_ptr<net::asio::steady_timer> watchdog_;
+  net::HandshakeSlot handshake_;  // released once CONNACK is sent or the connection closes
 
   // client's limits on what we send
   std::uint16_t client_receive_maximum_ = 65535;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "core/executor.hpp"
@@ -45,6 +46,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   core::ShardId shard() const { return shard_; }
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
+  // The peer's address without its port ("127.0.0.1", "::1").
+  std::string_view peer_address() const { return std::string_view(peer_).substr(0, peer_.rfind(':')); }
   // "[stomp c42 127.0.0.1:50312]", for log lines.
   const std::string& log_prefix() const { return log_prefix_; }
   asio::any_io_executor executor() { return socket_.get_executor(); }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,9 @@ struct ListenerOptions {
 
 struct Options {
   unsigned shards = 0;  // 0: one per core
+  // Connections (STOMP and MQTT together) that have not completed CONNECT, password check
+  // included; a connection past this is refused at once (docs/configuration.md).
+  std::size_t max_connecting = 1000;
 };
 
 }  // namespace carrier::net

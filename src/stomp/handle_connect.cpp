@@ -83,6 +83,7 @@ void Session::handle_connect(codec::Frame& frame) {
   auth::Credentials credentials;
   if (const auto* login = frame.header("login")) credentials.username = *login;
   if (const auto* passcode = frame.header("passcode")) credentials.password = *passcode;
+  credentials.source = peer_address();
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
@@ -108,6 +109,9 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
     if (outcome.verdict == auth::Verdict::busy) {
       log()->info("{} CONNECT refused: too many logins waiting for a password check", log_prefix());
       fail("server busy", "too many logins are being checked; try again later");
+    } else if (outcome.verdict == auth::Verdict::throttled) {
+      log()->debug("{} CONNECT refused: too many failed logins from this address", log_prefix());
+      fail("too many failed logins", "too many failed logins from this address; try again later");
     } else {
       // Same answer for an unknown user, a wrong password and missing credentials.
       if (had_credentials) log()->info("{} authentication failed", log_prefix());
@@ -119,6 +123,9 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
   user_ = std::move(outcome.user);
   if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
   connected_ = true;
+  handshake_.release();
+  connect_deadline_.reset();
+  limits_.max_frame_bytes = options_.max_frame_bytes;
   codec::Headers headers;
   // 1.0 predates the header, but ActiveMQ sends it too and 1.0 clients ignore it.
   headers.emplace_back("version", version_ == codec::Version::v1_2   ? "1.2"

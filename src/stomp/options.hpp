@@ -9,6 +9,11 @@ struct Options {
   std::size_t max_frame_bytes = 16u << 20;  // a larger frame gets an ERROR and the connection closes
   std::size_t max_headers = 1000;
   std::uint32_t heartbeat_ms = 10000;       // what the broker offers and asks for; 0 = none
+  // A connection that has not sent a whole CONNECT within this long gets an ERROR and is closed.
+  std::uint32_t connect_timeout_ms = 5000;
+  // The largest frame read before the client is let in (its CONNECT): a login has no business
+  // being megabytes, and an unauthenticated peer must not make the broker buffer them.
+  std::size_t max_connect_bytes = 64u << 10;
 };
 
 }  // namespace carrier::stomp

@@ -20,14 +20,49 @@ void SubscriptionConsumer::deliver(core::ConsumerId id, std::vector<core::Delive
 }
 
 Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
-                 auth::Authenticator& authenticator)
-    : net::Connection(std::move(socket), shard, "stomp"), broker_(broker), options_(options), authenticator_(authenticator) {
-  limits_.max_frame_bytes = options_.max_frame_bytes;
+                 auth::Authenticator& authenticator, net::HandshakeSlot handshake)
+    : net::Connection(std::move(socket), shard, "stomp"),
+      broker_(broker),
+      options_(options),
+      authenticator_(authenticator),
+      handshake_(std::move(handshake)) {
+  // Until the client is let in, only a CONNECT-sized frame is read (raised in on_authenticated).
+  limits_.max_frame_bytes = std::min(options_.max_frame_bytes, options_.max_connect_bytes);
   limits_.max_headers = options_.max_headers;
   session_id_ = fmt::format("carrier-{}", id());
 }
 
 Session::~Session() = default;
+
+void Session::begin() {
+  if (!handshake_.held()) {
+    // Too many connections are logging in at once: refuse this one before reading anything.
+    thread_local std::chrono::steady_clock::time_point last_warning;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_warning > std::chrono::seconds(10)) {  // a flood must not flood the log too
+      last_warning = now;
+      log()->warn("{} refused: too many connections have not completed CONNECT", log_prefix());
+    }
+    fail("server busy", "too many connections are logging in; try again later");
+    flush();
+    return;
+  }
+  connect_deadline_ = std::make_unique<net::asio::steady_timer>(executor());
+  connect_deadline_->expires_after(std::chrono::milliseconds(options_.connect_timeout_ms));
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  connect_deadline_->async_wait([weak](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto s = weak.lock()) s->on_connect_deadline();
+  });
+}
+
+void Session::on_connect_deadline() {
+  // A CONNECT being checked is answered by the authenticator (its queue is bounded).
+  if (is_closing() || connected_ || authenticating_) return;
+  log()->debug("{} no CONNECT within {} ms: closing", log_prefix(), options_.connect_timeout_ms);
+  fail("connect timeout", fmt::format("no complete CONNECT frame within {} ms", options_.connect_timeout_ms));
+  flush();
+}
 
 void Session::encode(codec::Command command, const codec::Headers& headers, std::string_view body) {
   codec::encode(command, headers, body, version_, out());
@@ -73,6 +108,11 @@ void Session::on_data(std::string& buffer) {
     if (!step) {
       flush_sends();
       const auto& e = step.error();
+      if (e.code == Errc::limit_exceeded && !connected_) {
+        fail("frame too large", fmt::format("before CONNECTED a frame may have at most {} bytes: {}",
+                                            limits_.max_frame_bytes, e.detail));
+        break;
+      }
       fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail);
       break;
     }
@@ -205,6 +245,8 @@ void Session::on_closed() {
   }
   temp_queues_.clear();
   if (heartbeat_timer_) heartbeat_timer_->cancel();
+  if (connect_deadline_) connect_deadline_->cancel();
+  handshake_.release();
 }
 
 void Session::shutdown() {

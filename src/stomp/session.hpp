@@ -11,6 +11,7 @@
 #include "auth/authenticator.hpp"
 #include "core/broker.hpp"
 #include "net/connection.hpp"
+#include "net/handshake_limit.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/frame.hpp"
 #include "stomp/options.hpp"
@@ -36,9 +37,14 @@ class SubscriptionConsumer : public core::Consumer {
 // Runs on: its shard, only.
 class Session : public net::Connection {
  public:
+  // `handshake`: this connection's place among those not yet logged in (empty: none was free).
   Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
-          auth::Authenticator& authenticator);
+          auth::Authenticator& authenticator, net::HandshakeSlot handshake);
   ~Session() override;
+
+  // After start(): refuses the connection if it got no handshake slot, else arms the CONNECT
+  // deadline.
+  void begin();
 
   void shutdown() override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
@@ -106,6 +112,7 @@ class Session : public net::Connection {
   void fail(std::string_view message, std::string_view detail = {}, const codec::Frame* cause = nullptr);
   void encode(codec::Command command, const codec::Headers& headers, std::string_view body = {});
   void start_heartbeats(std::uint32_t send_ms, std::uint32_t receive_ms);
+  void on_connect_deadline();
   static net::asio::awaitable<void> heartbeat_loop(std::shared_ptr<Session> self, std::uint32_t send_ms,
                                                    std::uint32_t receive_ms);
   Subscription* find_subscription(std::string_view id);
@@ -135,6 +142,8 @@ class Session : public net::Connection {
   bool shutting_down_ = false;
   std::size_t need_at_least_ = 0;
   std::unique_ptr<net::asio::steady_timer> heartbeat_timer_;
+  net::HandshakeSlot handshake_;                              // released once CONNECTED or closed
+  std::unique_ptr<net::asio::steady_timer> connect_deadline_;  // until CONNECT is read
 };
 
 }  // namespace carrier::stomp
