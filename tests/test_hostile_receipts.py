@@ -10,9 +10,11 @@ import os
 import signal
 import time
 import uuid
+from contextlib import closing
 
 import pytest
 
+from helpers import raw_mqtt as raw
 from helpers.raw_stomp import RawStomp, assert_broker_works, expect_error_and_close
 from helpers.reliable import config, core, fresh, now_ms, policy
 from helpers.wait import assert_stays, wait_for
@@ -284,3 +286,38 @@ def test_heart_beat_out_of_range_is_refused(broker, value):
         frame = expect_error_and_close(raw)
         assert "heart-beat" in frame.header("message"), frame
     assert_broker_works(broker.port)
+
+
+# MQTT's intervals are 32-bit seconds (keep-alive 16-bit): at their largest they must still mean
+# "a long time", not wrap into "now", and a STOMP `expires` far past 2^32 s maps onto the largest
+# MQTT 5 message expiry interval.
+U32_MAX = 2**32 - 1
+
+
+def test_mqtt_intervals_at_their_largest(broker, stomp_client):
+    topic = f"hostile/{uuid.uuid4().hex[:8]}"
+    with closing(raw.RawMqtt(broker.mqtt_port, version=5)) as sub, \
+            closing(raw.RawMqtt(broker.mqtt_port, version=5)) as pub:
+        sub.connect(f"sub-{uuid.uuid4().hex[:8]}", clean=False, keep_alive=65535,
+                    props={"session_expiry_interval": U32_MAX})
+        assert sub.subscribe([(topic, 1)]).reasons == [1]
+        pub.connect(f"pub-{uuid.uuid4().hex[:8]}", keep_alive=65535,
+                    will=(topic, "will", 0, False, {"will_delay_interval": U32_MAX}))
+        pub.send(raw.publish(topic, "longest", qos=1, version=5,
+                             props={"message_expiry_interval": U32_MAX}))
+        assert pub.expect(raw.PUBACK).reason == 0
+        got = sub.expect(raw.PUBLISH)
+        assert got.payload == b"longest"
+        assert U32_MAX - 5 <= got.props["message_expiry_interval"] <= U32_MAX, got.props
+        sub.send(raw.ack(raw.PUBACK, got.packet_id, version=5))
+
+        stomp_client(broker).send("/topic/" + topic.replace("/", "."), "from stomp",
+                                  headers={"expires": str(INT64_MAX)})
+        got = sub.expect(raw.PUBLISH)
+        assert got.payload == b"from stomp"
+        assert got.props["message_expiry_interval"] == U32_MAX, got.props
+        # Neither the keep-alive nor the will delay fired: both connections still work.
+        pub.send(raw.packet(raw.PINGREQ, 0, b""))
+        pub.expect(raw.PINGRESP)
+        sub.send(raw.packet(raw.PINGREQ, 0, b""))
+        sub.expect(raw.PINGRESP)

@@ -207,7 +207,8 @@ std::string Broker::scheduled_topic_key(const Message& m) {
 
 void Broker::schedule_topic(MessagePtr m) {
   account(static_cast<std::int64_t>(m->footprint()));
-  at(m->deliver_at_ms, [this, m = std::move(m)]() { publish_due(m); });
+  const auto due = m->deliver_at_ms;  // read before the lambda takes `m`
+  at(due, [this, m = std::move(m)]() { publish_due(m); });
 }
 
 void Broker::publish_due(const MessagePtr& m) {
