@@ -185,7 +185,8 @@ std::vector<MessagePtr> Broker::admit(std::vector<MessagePtr> messages, std::vec
     if (policy.ttl_ms != 0 && m->expires_ms == 0) {
       auto copy = std::make_shared<Message>(*m);
       // The timestamp may be the client's: saturate, and keep a result below 1 meaning "expired".
-      copy->expires_ms = std::max<std::int64_t>(1, deadline_after(m->timestamp_ms != 0 ? m->timestamp_ms : now, policy.ttl_ms));
+      const std::int64_t base = m->timestamp_ms != 0 ? m->timestamp_ms : now;
+      copy->expires_ms = std::max<std::int64_t>(1, deadline_after(base, policy.ttl_ms));
       m = std::move(copy);
     }
     if (m->destination.kind == DestinationKind::topic && m->deliver_at_ms > now) {

@@ -108,7 +108,8 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       }
       if (delay > max_delay) {
         return unexpected(Errc::invalid_argument,
-                          fmt::format("{} must be at most {} ms (max_schedule_delay_ms), got '{}'", name, max_delay, value));
+                          fmt::format("{} must be at most {} ms (max_schedule_delay_ms), got '{}'", name,
+                                      max_delay, value));
       }
       if (delay > 0) m.deliver_at_ms = core::deadline_after(arrival, delay);
     } else if (name == "timestamp") {
