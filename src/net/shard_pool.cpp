@@ -24,7 +24,7 @@ void ShardPool::post(core::ShardId shard, std::function<void()> fn) {
 }
 
 void ShardPool::post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) {
-  // The timer counts nanoseconds in 64 bits (292 years): a longer delay would wrap and fire now.
+  // The timer counts nanoseconds in 64 bits (292 years): a longer delay would overflow it.
   // 2^42 ms (139 years) is past any interval a client can ask for (MQTT's are 32-bit seconds).
   constexpr std::uint64_t kMaxDelayMs = std::uint64_t{1} << 42;
   delay_ms = std::min(delay_ms, kMaxDelayMs);
