@@ -52,8 +52,8 @@ class Matrix:
             return self.queue, [self.queue]
         if kind == "topic":
             return self.topic, [self.topic]
-        both = [self.composite_queue, self.topic, self.composite_topic]
-        return ",".join(both), both
+        parts = [self.composite_queue, self.topic, self.composite_topic]
+        return ",".join(parts), parts
 
     def send_all(self, producer, per_case=3):
         """Every kind x {now, later} x {plain, transaction}; returns once all are receipted."""
@@ -65,8 +65,13 @@ class Matrix:
                               for i in range(per_case)]
                     headers = dict(PERSISTENT)
                     if later:
+                        # Both spellings: `delay` counts from the broker's arrival, at or after
+                        # this `due`.
                         due = now_ms() + DELAY_MS
-                        headers["deliver-at"] = str(due)
+                        if in_tx:
+                            headers["deliver-at"] = str(due)
+                        else:
+                            headers["delay"] = str(DELAY_MS)
                         for b in bodies:
                             self.due[b] = due
                     if in_tx:
