@@ -325,6 +325,11 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.core.sweep_interval_ms); }},
     {"memory_limit_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
+    // At most 100 years: epoch ms plus the limit stays far from overflow.
+    {"max_schedule_delay_ms",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1, 3'153'600'000'000), c.core.max_schedule_delay_ms);
+     }},
 };
 
 Result<double> read_fraction(const Field& f, double min, double max) {

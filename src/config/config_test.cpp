@@ -523,13 +523,14 @@ TEST(ConfigLoad, FileErrorsNameThePath) {
 
 TEST(ConfigParse, Policies) {
   auto c = parse_ok(
-      "[core]\nsweep_interval_ms = 250\nmemory_limit_bytes = 1048576\n"
+      "[core]\nsweep_interval_ms = 250\nmemory_limit_bytes = 1048576\nmax_schedule_delay_ms = 86400000\n"
       "[[policy]]\nmatch = \"queue:orders.>\"\nredelivery_delay_ms = 300\nredelivery_multiplier = 1.5\n"
       "redelivery_jitter = 0\nmax_deliveries = 3\ndead_letter_queue = \"dead.{name}\"\noverflow = \"drop-oldest\"\n"
       "max_messages = 10\nttl_ms = 5000\nidle_expiry_ms = 60000\nexpired_to_dlq = true\n"
       "[[policy]]\nmatch = \"topic:>\"\n");
   EXPECT_EQ(c.core.sweep_interval_ms, 250u);
   EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
+  EXPECT_EQ(c.core.max_schedule_delay_ms, 86400000u);
   ASSERT_EQ(c.core.policies.size(), 2u);
   const auto& p = c.core.policies[0];
   EXPECT_EQ(p.match, "queue:orders.>");

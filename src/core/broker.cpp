@@ -1,7 +1,10 @@
 #include "core/broker.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+
+#include "core/deadline.hpp"
 
 namespace carrier::core {
 
@@ -172,30 +175,66 @@ void Broker::open_temp_queue(Destination destination) {
 
 void Broker::send(std::vector<MessagePtr> messages, Completion done) { send(std::move(messages), {}, std::move(done)); }
 
-void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
+std::vector<MessagePtr> Broker::admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later,
+                                      store::Batch& batch) {
   const auto now = now_ms();
-  // Default time-to-live and scheduled topic messages are settled here, where the message enters.
   std::vector<MessagePtr> ready;
   ready.reserve(messages.size());
   for (auto& m : messages) {
     const auto& policy = policy_for(m->destination);
     if (policy.ttl_ms != 0 && m->expires_ms == 0) {
       auto copy = std::make_shared<Message>(*m);
-      copy->expires_ms = (m->timestamp_ms != 0 ? m->timestamp_ms : now) + static_cast<std::int64_t>(policy.ttl_ms);
+      // The timestamp may be the client's: saturate, and keep a result below 1 meaning "expired".
+      const std::int64_t base = m->timestamp_ms != 0 ? m->timestamp_ms : now;
+      copy->expires_ms = std::max<std::int64_t>(1, deadline_after(base, policy.ttl_ms));
       m = std::move(copy);
     }
     if (m->destination.kind == DestinationKind::topic && m->deliver_at_ms > now) {
-      // Topic subscribers are those present when it is delivered: match it then.
-      at(m->deliver_at_ms, [this, m]() { send({m}, nullptr); });
+      // Topic subscribers are those present when it is due: it is matched then. Until then a
+      // persistent one waits in the store, so its receipt holds across a restart.
+      if (m->persistent) batch.push_back(store::Record::added(scheduled_topic_key(*m), m));
+      later.push_back(std::move(m));
       continue;
     }
     ready.push_back(std::move(m));
   }
+  return ready;
+}
 
+std::string Broker::scheduled_topic_key(const Message& m) {
+  // One reserved queue per topic: the copies of a composite send share a message id.
+  return std::string(kScheduledTopicPrefix) + m.destination.name;
+}
+
+void Broker::schedule_topic(MessagePtr m) {
+  account(static_cast<std::int64_t>(m->footprint()));
+  const auto due = m->deliver_at_ms;  // read before the lambda takes `m`
+  at(due, [this, m = std::move(m)]() { publish_due(m); });
+}
+
+void Broker::publish_due(const MessagePtr& m) {
+  account(-static_cast<std::int64_t>(m->footprint()));
   std::vector<Routed> to_queues;
   std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
   std::vector<MessagePtr> retained;
   store::Batch batch;
+  plan({m}, to_queues, to_private, retained, batch);
+  // Its durable subscriptions' copies replace the scheduled record in one batch.
+  if (m->persistent) batch.push_back(store::Record::acked(scheduled_topic_key(*m), m->id));
+  if (!batch.empty()) store_.append(std::move(batch), [](Status) {});
+  for (auto& r : retained) retain(std::move(r));
+  route_planned(std::move(to_queues), std::move(to_private), nullptr);
+}
+
+void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
+  std::vector<MessagePtr> later;
+  store::Batch batch;
+  std::vector<MessagePtr> ready = admit(std::move(messages), later, batch);
+  for (auto& m : later) schedule_topic(std::move(m));
+
+  std::vector<Routed> to_queues;
+  std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
+  std::vector<MessagePtr> retained;
   plan(ready, to_queues, to_private, retained, batch);
   add_state(batch, std::move(state));
 
@@ -268,8 +307,9 @@ void Broker::commit(Transaction tx, Completion done) {
   std::vector<Routed> to_queues;
   std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
   std::vector<MessagePtr> retained;
+  std::vector<MessagePtr> later;
   store::Batch batch;
-  plan(tx.sends, to_queues, to_private, retained, batch);
+  plan(admit(std::move(tx.sends), later, batch), to_queues, to_private, retained, batch);
   for (const auto& a : tx.acks) {
     auto it = subscriptions_.find(a.consumer);
     if (it == subscriptions_.end() || it->second.topic_private || !a.message || !a.message->persistent) continue;
@@ -279,11 +319,12 @@ void Broker::commit(Transaction tx, Completion done) {
     if (stored) batch.push_back(store::Record::acked(it->second.queue_key, a.message->id));
   }
   auto apply = [this, tx = std::move(tx), to_queues = std::move(to_queues), to_private = std::move(to_private),
-                retained = std::move(retained), done = std::move(done)](Status status) mutable {
+                retained = std::move(retained), later = std::move(later), done = std::move(done)](Status status) mutable {
     if (!status) {
       done(std::move(status));
       return;
     }
+    for (auto& m : later) schedule_topic(std::move(m));
     for (auto& m : retained) retain(std::move(m));
     // A destination that refuses now (full, or a temporary queue gone) makes the COMMIT fail:
     // the producer hears of it instead of the message vanishing.

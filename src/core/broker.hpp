@@ -217,6 +217,9 @@ class Broker {
     MessagePtr message;
   };
 
+  // Reserved queues holding persistent topic messages scheduled for later, one per topic.
+  static constexpr std::string_view kScheduledTopicPrefix = "queue:$scheduled-topic:";
+
   // ---- producer side (broker.cpp)
   void route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private,
                      Completion verdict);
@@ -224,6 +227,13 @@ class Broker {
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
             store::Batch& batch);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
+  // Applies default time-to-live; takes out topic messages due later into `later` (persistent
+  // ones also into `batch`, under scheduled_topic_key) and returns the rest.
+  std::vector<MessagePtr> admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later, store::Batch& batch);
+  static std::string scheduled_topic_key(const Message& m);
+  void schedule_topic(MessagePtr m);
+  // Matches a scheduled topic message now that it is due, and routes it.
+  void publish_due(const MessagePtr& m);
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
               Completion done);
   static void add_state(store::Batch& batch, std::vector<StateRecord> state);

@@ -332,8 +332,14 @@ void Broker::at(std::int64_t due_ms, Schedule::Task task) {
 
 void Broker::arm() {
   if (schedule_.empty()) return;
-  armed_due_ = schedule_.next_due();
-  const auto delay = std::max<std::int64_t>(0, armed_due_ - now_ms());
+  // A wake-up far ahead (a schedule a year away) is taken in steps of at most an hour: a timer
+  // counts nanoseconds in 64 bits, and a stored time may be anything. on_wake arms the next step.
+  constexpr std::uint64_t kMaxWakeMs = 3'600'000;
+  const auto now = now_ms();
+  const auto due = schedule_.next_due();
+  const std::uint64_t ahead = due <= now ? 0 : static_cast<std::uint64_t>(due) - static_cast<std::uint64_t>(now);
+  const auto delay = static_cast<std::int64_t>(std::min(ahead, kMaxWakeMs));
+  armed_due_ = now + delay;
   executor_.post_after(self_, static_cast<std::uint64_t>(delay), [this]() { on_wake(); });
 }
 
@@ -408,6 +414,10 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
       b->named_remove(copy.def.name);  // a later definition of the same name replaces it
       b->named_add(std::move(copy), owner);
     }
+    return;
+  }
+  if (starts_with(r.queue, kScheduledTopicPrefix)) {
+    brokers[owner_shard(r.queue, n).value()]->schedule_topic(m);
     return;
   }
   if (starts_with(r.queue, "retained:")) {

@@ -27,6 +27,11 @@ class FakeExecutor : public Executor {
     drain();
   }
   std::optional<ShardId> current() const override { return current_; }
+  std::vector<std::uint64_t> timer_delays() const {
+    std::vector<std::uint64_t> out;
+    for (const auto& [delay, shard, fn] : timers_) out.push_back(delay);
+    return out;
+  }
 
   void on(ShardId shard, const std::function<void()>& fn) {
     auto prev = current_;
@@ -509,6 +514,78 @@ TEST_F(BrokerTest, ScheduledMessageWaitsForItsTime) {
   EXPECT_TRUE(c->got.empty());
   advance(500);
   EXPECT_EQ(c->bodies(), (std::vector<std::string>{"later"}));
+}
+
+// A receipt for a persistent topic message due later means it is in the store: in a reserved
+// queue of its own until due, then, in one batch, out of it and into each durable subscription.
+TEST_F(BrokerTest, ScheduledPersistentTopicMessageIsStoredUntilDue) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, c};
+  req.subscription_name = "stomp:app:s1";
+  req.durable = true;
+  on(0, [&](Broker& b) { id = *b.subscribe(req, nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  on(0, [&](Broker& b) { b.unsubscribe(id, nullptr); });  // the subscriber leaves
+
+  const std::string scheduled_key = "queue:$scheduled-topic:" + kTopic.name;
+  auto count = [&](const std::string& queue, store::RecordKind kind) {
+    return std::count_if(store_.records.begin(), store_.records.end(), [&](const store::Record& r) {
+      return r.queue == queue && r.kind == kind;
+    });
+  };
+  auto plain = std::make_shared<Message>(*make("plain", kTopic, true));
+  plain->deliver_at_ms = now_ + 500;
+  auto in_tx = std::make_shared<Message>(*make("in-tx", kTopic, true));
+  in_tx->deliver_at_ms = now_ + 500;
+  bool sent = false, committed = false;
+  on(1, [&](Broker& b) { b.send({plain}, [&](Status st) { sent = st.has_value(); }); });
+  on(2, [&](Broker& b) { b.commit(Transaction{{in_tx}, {}, {}}, [&](Status st) { committed = st.has_value(); }); });
+  EXPECT_FALSE(sent);  // not before the store says so
+  EXPECT_EQ(count(scheduled_key, store::RecordKind::message), 2);
+  store_.complete_all();
+  ex_.drain();
+  EXPECT_TRUE(sent);
+  EXPECT_TRUE(committed);
+  EXPECT_EQ(count("subscription:stomp:app:s1", store::RecordKind::message), 0);
+
+  advance(500);
+  EXPECT_EQ(count(scheduled_key, store::RecordKind::ack), 2);
+  EXPECT_EQ(count("subscription:stomp:app:s1", store::RecordKind::message), 2);
+  auto again = std::make_shared<Collector>();
+  req.consumer = again;
+  on(2, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  auto bodies = again->bodies();
+  std::sort(bodies.begin(), bodies.end());
+  EXPECT_EQ(bodies, (std::vector<std::string>{"in-tx", "plain"}));
+}
+
+TEST_F(BrokerTest, RecoveredScheduledTopicMessageIsPublishedWhenDue) {
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kTopic, AckMode::auto_ack, 0, c}, nullptr); });
+  auto m = std::make_shared<Message>(*make("recovered", kTopic, true));
+  m->deliver_at_ms = now_ + 300;
+  std::vector<Broker*> peers;
+  for (auto& b : brokers_) peers.push_back(b.get());
+  Broker::recover(peers, store::RecoveredMessage{"queue:$scheduled-topic:" + kTopic.name, m, 0});
+  advance(299);
+  EXPECT_TRUE(c->got.empty());
+  advance(1);
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"recovered"}));
+}
+
+// The wake-up for a time far ahead is taken in bounded steps, never as one huge timer.
+TEST_F(BrokerTest, FarScheduleArmsABoundedTimer) {
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  auto m = std::make_shared<Message>(*make("far", kQueue));
+  m->deliver_at_ms = INT64_MAX - 1;
+  on(1, [&](Broker& b) { b.send({m}, nullptr); });
+  for (const auto& delay : ex_.timer_delays()) EXPECT_LE(delay, 3'600'000u);
+  advance(3'600'000);
+  EXPECT_TRUE(c->got.empty());
+  for (const auto& delay : ex_.timer_delays()) EXPECT_LE(delay, 3'600'000u);
 }
 
 TEST_F(BrokerTest, OverflowRejectReachesTheProducer) {

@@ -40,6 +40,8 @@ struct Options {
   std::vector<DestinationPolicy> policies;
   std::uint32_t sweep_interval_ms = 1000;  // expiry and idle sweeps
   std::uint64_t memory_limit_bytes = 0;    // stop reading producers past this many bytes of messages; 0: no limit
+  // The furthest ahead a producer may schedule a message (`delay`, `deliver-at`); further is refused.
+  std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
 };
 
 }  // namespace carrier::core

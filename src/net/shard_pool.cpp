@@ -1,5 +1,7 @@
 #include "net/shard_pool.hpp"
 
+#include <algorithm>
+
 #include "base/logging.hpp"
 
 namespace carrier::net {
@@ -22,7 +24,12 @@ void ShardPool::post(core::ShardId shard, std::function<void()> fn) {
 }
 
 void ShardPool::post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) {
-  auto timer = std::make_shared<asio::steady_timer>(shards_[shard.value()]->context, std::chrono::milliseconds(delay_ms));
+  // The timer counts nanoseconds in 64 bits (292 years): a longer delay would overflow it.
+  // 2^42 ms (139 years) is past any interval a client can ask for (MQTT's are 32-bit seconds).
+  constexpr std::uint64_t kMaxDelayMs = std::uint64_t{1} << 42;
+  delay_ms = std::min(delay_ms, kMaxDelayMs);
+  auto timer = std::make_shared<asio::steady_timer>(shards_[shard.value()]->context,
+                                                    std::chrono::milliseconds(static_cast<std::int64_t>(delay_ms)));
   timer->async_wait([timer, fn = std::move(fn)](const boost::system::error_code& ec) {
     if (!ec) fn();
   });

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/deadline.hpp"
 #include "stomp/destination_name.hpp"
 #include "stomp/session.hpp"
 
@@ -73,6 +74,9 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
   m.id = broker_.next_message_id();
   m.timestamp_ms = broker_.now_ms();
   m.origin = id();
+  // `deliver-at` and `delay` count from arrival, before a `timestamp` header can replace it.
+  const std::int64_t arrival = m.timestamp_ms;
+  const std::uint64_t max_delay = broker_.options().max_schedule_delay_ms;
   std::unordered_set<std::string_view> seen;
   for (auto& [name, value] : frame.headers) {
     if (!seen.insert(name).second) continue;  // repeated header: the first one wins
@@ -92,12 +96,22 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       if (!parse_number(value, m.deliver_at_ms) || m.deliver_at_ms < 0) {
         return unexpected(Errc::invalid_argument, fmt::format("deliver-at must be epoch milliseconds, got '{}'", value));
       }
+      if (m.deliver_at_ms > core::deadline_after(arrival, max_delay)) {
+        return unexpected(Errc::invalid_argument,
+                          fmt::format("deliver-at must be at most {} ms ahead (max_schedule_delay_ms), got '{}'",
+                                      max_delay, value));
+      }
     } else if (name == "delay" || name == "AMQ_SCHEDULED_DELAY") {
-      std::int64_t delay = 0;
-      if (!parse_number(value, delay) || delay < 0) {
+      std::uint64_t delay = 0;
+      if (!parse_number(value, delay)) {
         return unexpected(Errc::invalid_argument, fmt::format("{} must be milliseconds, got '{}'", name, value));
       }
-      if (delay > 0) m.deliver_at_ms = broker_.now_ms() + delay;
+      if (delay > max_delay) {
+        return unexpected(Errc::invalid_argument,
+                          fmt::format("{} must be at most {} ms (max_schedule_delay_ms), got '{}'", name,
+                                      max_delay, value));
+      }
+      if (delay > 0) m.deliver_at_ms = core::deadline_after(arrival, delay);
     } else if (name == "timestamp") {
       std::int64_t ts = 0;
       if (parse_number(value, ts)) m.timestamp_ms = ts;

@@ -296,9 +296,11 @@ net::asio::awaitable<void> Session::heartbeat_loop(std::shared_ptr<Session> self
     const auto now = steady_clock::now();
     // Allow the client twice its interval: the spec leaves the margin to the receiver.
     // A producer paused at the memory limit is not read from: its silence is ours.
-    if (receive_ms != 0 && !self->is_paused() && now - self->last_read() > milliseconds(2 * receive_ms)) {
-      log()->info("{} no heart-beat from the client for {} ms: closing", self->log_prefix(), 2 * receive_ms);
-      self->fail("heart-beat timeout", fmt::format("nothing received for {} ms", 2 * receive_ms));
+    // In 64 bits: twice a 32-bit interval the client chose must not wrap to a tiny timeout.
+    const std::uint64_t allowed_ms = 2 * std::uint64_t{receive_ms};
+    if (receive_ms != 0 && !self->is_paused() && now - self->last_read() > milliseconds(allowed_ms)) {
+      log()->info("{} no heart-beat from the client for {} ms: closing", self->log_prefix(), allowed_ms);
+      self->fail("heart-beat timeout", fmt::format("nothing received for {} ms", allowed_ms));
       co_return;
     }
     if (send_ms != 0 && self->queued_bytes() == 0 && now - self->last_write() >= milliseconds(send_ms) - tick) {
