@@ -22,6 +22,13 @@ std::shared_ptr<spdlog::logger> log() {
 
 constexpr std::uint32_t kNever = 0xFFFFFFFF;
 
+// Characters of a string the decoder has checked as UTF-8: the bytes that start one.
+std::size_t code_points(std::string_view utf8) {
+  std::size_t n = 0;
+  for (char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 void Session::refuse_connect(codec::ReasonCode reason, std::string_view detail) {
@@ -52,6 +59,8 @@ void Session::handle_connect(codec::Connect& c) {
   version_ = c.version;
   const bool v5 = version_ == codec::Version::v5;
   const auto& props = c.properties;
+  // Binding from the first answer on, a refusing CONNACK included.
+  if (v5) client_max_packet_size_ = props.maximum_packet_size.value_or(0);
 
   if (v5 && props.authentication_method) {
     // No enhanced authentication method is offered (MQTT 5 4.12).
@@ -71,12 +80,16 @@ void Session::handle_connect(codec::Connect& c) {
     client_id_ = "auto-" + broker_.next_message_id().to_string();
     if (v5) assigned = client_id_;
   }
+  if (version_ == codec::Version::v3_1 && code_points(client_id_) > 23) {
+    // MQTT 3.1 (3.1, client identifier): 1 to 23 characters, "identifier rejected" beyond.
+    refuse_connect(codec::ReasonCode::client_identifier_not_valid, "a 3.1 client identifier has at most 23 characters");
+    return;
+  }
 
   if (v5) {
     session_expiry_ = std::min(props.session_expiry_interval.value_or(0), options_.session_expiry_max);
     if (session_expiry_ != props.session_expiry_interval.value_or(0)) connack_session_expiry_ = session_expiry_;
     client_receive_maximum_ = props.receive_maximum.value_or(65535);
-    client_max_packet_size_ = props.maximum_packet_size.value_or(0);
     client_topic_alias_maximum_ = props.topic_alias_maximum.value_or(0);
     request_problem_information_ = props.request_problem_information.value_or(1) == 1;
     outbound_window_ = std::max<std::uint16_t>(1, std::min(client_receive_maximum_, options_.max_inflight));
@@ -240,6 +253,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
     }
   }
   send(ack);
+  if (is_closing()) return;  // the CONNACK did not fit the client's maximum packet size
   for (auto packet_id : pubrels) send(codec::Pubrel{.packet_id = packet_id});
   connected_ = true;
   log()->debug("{} CONNACK client '{}' session present={} ({} subscription(s) resumed)", log_prefix(), client_id_,
