@@ -123,15 +123,19 @@ Status Broker::check_destination(const Destination& d, bool for_subscribe) const
 
 void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
                   std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
-                  store::Batch& batch) {
+                  store::Batch& batch, std::vector<bool>* unmatched) {
   std::vector<TopicSubscriber> matched;
-  for (const auto& m : messages) {
+  if (unmatched != nullptr) unmatched->assign(messages.size(), false);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const auto& m = messages[i];
     if (m->destination.kind == DestinationKind::topic) {
       if (m->retain) retained.push_back(m);
       matched.clear();
       topic_index_.match(m->destination.name, matched);
+      bool taken = false;
       for (auto& s : matched) {
         if (!selected(s, *m)) continue;
+        taken = true;
         if (s.queue_key.empty()) {
           to_private.emplace_back(std::move(s), m);
         } else {
@@ -139,6 +143,7 @@ void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& 
           to_queues.push_back(Routed{std::move(s.queue_key), m});
         }
       }
+      if (unmatched != nullptr) (*unmatched)[i] = !taken;
     } else {
       auto key = m->destination.key();
       if (m->persistent && m->destination.kind == DestinationKind::queue) batch.push_back(store::Record::added(key, m));
@@ -173,11 +178,23 @@ void Broker::open_temp_queue(Destination destination) {
 void Broker::send(std::vector<MessagePtr> messages, Completion done) { send(std::move(messages), {}, std::move(done)); }
 
 void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
+  send_messages(std::move(messages), std::move(state), std::move(done), nullptr);
+}
+
+void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+                  std::vector<bool>& unmatched) {
+  send_messages(std::move(messages), std::move(state), std::move(done), &unmatched);
+}
+
+void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+                          std::vector<bool>* unmatched) {
   const auto now = now_ms();
   // Default time-to-live and scheduled topic messages are settled here, where the message enters.
   std::vector<MessagePtr> ready;
   ready.reserve(messages.size());
-  for (auto& m : messages) {
+  std::vector<std::size_t> ready_at;  // with `unmatched`: where each ready message sits in `messages`
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto& m = messages[i];
     const auto& policy = policy_for(m->destination);
     if (policy.ttl_ms != 0 && m->expires_ms == 0) {
       auto copy = std::make_shared<Message>(*m);
@@ -189,6 +206,7 @@ void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> sta
       at(m->deliver_at_ms, [this, m]() { send({m}, nullptr); });
       continue;
     }
+    if (unmatched != nullptr) ready_at.push_back(i);
     ready.push_back(std::move(m));
   }
 
@@ -196,7 +214,13 @@ void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> sta
   std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
   std::vector<MessagePtr> retained;
   store::Batch batch;
-  plan(ready, to_queues, to_private, retained, batch);
+  plan(ready, to_queues, to_private, retained, batch, unmatched);
+  if (unmatched != nullptr && ready.size() != messages.size()) {
+    // Spread back over `messages`; the scheduled ones count as matched.
+    std::vector<bool> spread(messages.size(), false);
+    for (std::size_t j = 0; j < ready.size(); ++j) spread[ready_at[j]] = (*unmatched)[j];
+    *unmatched = std::move(spread);
+  }
   add_state(batch, std::move(state));
 
   const bool need_verdict = needs_verdict(to_queues);
