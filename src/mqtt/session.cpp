@@ -56,11 +56,13 @@ void Session::send(const codec::Packet& packet) {
 
 void Session::send_trimmed(const codec::Packet& packet) {
   // The reason string and user properties are what the spec lets a sender leave out to fit
-  // (MQTT-3.2.2-19/20 and the like for every acknowledgement and DISCONNECT).
+  // (MQTT-3.2.2-19/20 and the like for every acknowledgement and DISCONNECT); a PUBLISH's user
+  // properties belong to its message (deliveries do not come this way).
   codec::Packet trimmed = packet;
   std::visit(
       [](auto& p) {
-        if constexpr (requires { p.properties.reason_string; }) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (!std::is_same_v<T, codec::Publish> && requires { p.properties.reason_string; }) {
           p.properties.reason_string.reset();
           p.properties.user_properties.clear();
         }
