@@ -59,7 +59,7 @@ void Session::handle_connect(codec::Connect& c) {
   version_ = c.version;
   const bool v5 = version_ == codec::Version::v5;
   const auto& props = c.properties;
-  // Binding from the first answer on, a refusing CONNACK included.
+  // Set before any answer: a refusing CONNACK must fit it too.
   if (v5) client_max_packet_size_ = props.maximum_packet_size.value_or(0);
 
   if (v5 && props.authentication_method) {
@@ -90,6 +90,7 @@ void Session::handle_connect(codec::Connect& c) {
     session_expiry_ = std::min(props.session_expiry_interval.value_or(0), options_.session_expiry_max);
     if (session_expiry_ != props.session_expiry_interval.value_or(0)) connack_session_expiry_ = session_expiry_;
     client_receive_maximum_ = props.receive_maximum.value_or(65535);
+    client_max_packet_size_ = props.maximum_packet_size.value_or(0);
     client_topic_alias_maximum_ = props.topic_alias_maximum.value_or(0);
     request_problem_information_ = props.request_problem_information.value_or(1) == 1;
     outbound_window_ = std::max<std::uint16_t>(1, std::min(client_receive_maximum_, options_.max_inflight));
