@@ -126,15 +126,19 @@ Status Broker::check_destination(const Destination& d, bool for_subscribe) const
 
 void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
                   std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
-                  store::Batch& batch) {
+                  store::Batch& batch, std::vector<bool>* unmatched) {
   std::vector<TopicSubscriber> matched;
-  for (const auto& m : messages) {
+  if (unmatched != nullptr) unmatched->assign(messages.size(), false);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const auto& m = messages[i];
     if (m->destination.kind == DestinationKind::topic) {
       if (m->retain) retained.push_back(m);
       matched.clear();
       topic_index_.match(m->destination.name, matched);
+      bool taken = false;
       for (auto& s : matched) {
         if (!selected(s, *m)) continue;
+        taken = true;
         if (s.queue_key.empty()) {
           to_private.emplace_back(std::move(s), m);
         } else {
@@ -142,6 +146,7 @@ void Broker::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& 
           to_queues.push_back(Routed{std::move(s.queue_key), m});
         }
       }
+      if (unmatched != nullptr) (*unmatched)[i] = !taken;
     } else {
       auto key = m->destination.key();
       if (m->persistent && m->destination.kind == DestinationKind::queue) batch.push_back(store::Record::added(key, m));
@@ -175,12 +180,22 @@ void Broker::open_temp_queue(Destination destination) {
 
 void Broker::send(std::vector<MessagePtr> messages, Completion done) { send(std::move(messages), {}, std::move(done)); }
 
+void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
+  send_messages(std::move(messages), std::move(state), std::move(done), nullptr);
+}
+
+void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+                  std::vector<bool>& unmatched) {
+  send_messages(std::move(messages), std::move(state), std::move(done), &unmatched);
+}
+
 std::vector<MessagePtr> Broker::admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later,
-                                      store::Batch& batch) {
+                                      store::Batch& batch, std::vector<std::size_t>* ready_at) {
   const auto now = now_ms();
   std::vector<MessagePtr> ready;
   ready.reserve(messages.size());
-  for (auto& m : messages) {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto& m = messages[i];
     const auto& policy = policy_for(m->destination);
     if (policy.ttl_ms != 0 && m->expires_ms == 0) {
       auto copy = std::make_shared<Message>(*m);
@@ -196,6 +211,7 @@ std::vector<MessagePtr> Broker::admit(std::vector<MessagePtr> messages, std::vec
       later.push_back(std::move(m));
       continue;
     }
+    if (ready_at != nullptr) ready_at->push_back(i);
     ready.push_back(std::move(m));
   }
   return ready;
@@ -226,16 +242,25 @@ void Broker::publish_due(const MessagePtr& m) {
   route_planned(std::move(to_queues), std::move(to_private), nullptr);
 }
 
-void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done) {
+void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+                           std::vector<bool>* unmatched) {
+  const std::size_t total = messages.size();
   std::vector<MessagePtr> later;
   store::Batch batch;
-  std::vector<MessagePtr> ready = admit(std::move(messages), later, batch);
+  std::vector<std::size_t> ready_at;  // with `unmatched`: where each ready message sat in `messages`
+  std::vector<MessagePtr> ready = admit(std::move(messages), later, batch, unmatched != nullptr ? &ready_at : nullptr);
   for (auto& m : later) schedule_topic(std::move(m));
 
   std::vector<Routed> to_queues;
   std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
   std::vector<MessagePtr> retained;
-  plan(ready, to_queues, to_private, retained, batch);
+  plan(ready, to_queues, to_private, retained, batch, unmatched);
+  if (unmatched != nullptr && ready.size() != total) {
+    // Spread back over the messages as given; the scheduled ones count as matched.
+    std::vector<bool> spread(total, false);
+    for (std::size_t j = 0; j < ready.size(); ++j) spread[ready_at[j]] = (*unmatched)[j];
+    *unmatched = std::move(spread);
+  }
   add_state(batch, std::move(state));
 
   const bool need_verdict = needs_verdict(to_queues);

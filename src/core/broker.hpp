@@ -145,6 +145,11 @@ class Broker {
   // The same, with state records written in the messages' store batch: a crash keeps both or
   // neither (MQTT's "QoS 2 PUBLISH received" with the message itself).
   void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done);
+  // The same; `unmatched` (one flag per message, in order) says which topic messages no
+  // subscription took, as they were matched here and now (MQTT 5's "no matching subscribers").
+  // Queue messages and scheduled ones count as matched. Callers that do not ask pay nothing.
+  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+            std::vector<bool>& unmatched);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
   // Detaches the consumer. A named subscription stays (with its messages) until
   // remove_subscription(); a private one is gone. A non-durable named one goes with its last
@@ -223,13 +228,17 @@ class Broker {
   // ---- producer side (broker.cpp)
   void route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private,
                      Completion verdict);
+  // `unmatched`, when given, gets one flag per message: a topic message no subscription took.
   void plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
             std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
-            store::Batch& batch);
+            store::Batch& batch, std::vector<bool>* unmatched = nullptr);
+  void send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+                    std::vector<bool>* unmatched);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
   // Applies default time-to-live; takes out topic messages due later into `later` (persistent
   // ones also into `batch`, under scheduled_topic_key) and returns the rest.
-  std::vector<MessagePtr> admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later, store::Batch& batch);
+  std::vector<MessagePtr> admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later, store::Batch& batch,
+                                std::vector<std::size_t>* ready_at = nullptr);
   static std::string scheduled_topic_key(const Message& m);
   void schedule_topic(MessagePtr m);
   // Matches a scheduled topic message now that it is due, and routes it.

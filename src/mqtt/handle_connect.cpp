@@ -22,6 +22,13 @@ std::shared_ptr<spdlog::logger> log() {
 
 constexpr std::uint32_t kNever = 0xFFFFFFFF;
 
+// Characters of a string the decoder has checked as UTF-8: the bytes that start one.
+std::size_t code_points(std::string_view utf8) {
+  std::size_t n = 0;
+  for (char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 void Session::refuse_connect(codec::ReasonCode reason, std::string_view detail) {
@@ -53,6 +60,8 @@ void Session::handle_connect(codec::Connect& c) {
   version_ = c.version;
   const bool v5 = version_ == codec::Version::v5;
   const auto& props = c.properties;
+  // Set before any answer: a refusing CONNACK must fit it too.
+  if (v5) client_max_packet_size_ = props.maximum_packet_size.value_or(0);
 
   if (v5 && props.authentication_method) {
     // No enhanced authentication method is offered (MQTT 5 4.12).
@@ -71,6 +80,11 @@ void Session::handle_connect(codec::Connect& c) {
     }
     client_id_ = "auto-" + broker_.next_message_id().to_string();
     if (v5) assigned = client_id_;
+  }
+  if (version_ == codec::Version::v3_1 && code_points(client_id_) > 23) {
+    // MQTT 3.1 (3.1, client identifier): 1 to 23 characters, "identifier rejected" beyond.
+    refuse_connect(codec::ReasonCode::client_identifier_not_valid, "a 3.1 client identifier has at most 23 characters");
+    return;
   }
 
   if (v5) {
@@ -247,6 +261,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
     }
   }
   send(ack);
+  if (is_closing()) return;  // the CONNACK did not fit the client's maximum packet size
   for (auto packet_id : pubrels) send(codec::Pubrel{.packet_id = packet_id});
   connected_ = true;
   handshake_.release();

@@ -90,10 +90,12 @@ void Session::handle_publish(codec::Publish& p) {
 void Session::flush_publishes() {
   if (publishes_.empty()) return;
   std::vector<core::MessagePtr> messages;
+  constexpr std::size_t kNoMessage = static_cast<std::size_t>(-1);
   struct Ack {
     std::uint8_t qos;
     std::uint16_t packet_id;
     codec::ReasonCode refused;
+    std::size_t message = kNoMessage;  // its index in `messages`
   };
   std::vector<Ack> acks;
   std::vector<core::StateRecord> state;
@@ -101,13 +103,17 @@ void Session::flush_publishes() {
     // A persistent session records a QoS 2 PUBLISH it will PUBREC in the message's own store
     // batch: after a restart a resend is still recognised, never routed twice.
     if (in.qos == 2 && in.message && session_expiry_ > 0) state.push_back(qos2_record(true, in.packet_id));
+    if (in.qos > 0) acks.push_back(Ack{in.qos, in.packet_id, in.refused, in.message ? messages.size() : kNoMessage});
     if (in.message) messages.push_back(std::move(in.message));
-    if (in.qos > 0) acks.push_back(Ack{in.qos, in.packet_id, in.refused});
   }
   publishes_.clear();
   ++publish_batches_in_flight_;
+  // MQTT 5 publishers hear "no matching subscribers" (0x10) in the PUBACK and PUBREC: the core
+  // says which messages no subscription took while it routes them, before `done` can run.
+  // Others never ask and pay nothing.
+  auto unmatched = version_ == codec::Version::v5 && !acks.empty() ? std::make_shared<std::vector<bool>>() : nullptr;
   auto weak = std::weak_ptr<Session>(self());
-  broker_.send(std::move(messages), std::move(state), [weak, acks = std::move(acks)](Status st) {
+  auto done = [weak, acks = std::move(acks), unmatched](Status st) {
     auto s = weak.lock();
     if (!s) return;
     --s->publish_batches_in_flight_;
@@ -122,9 +128,12 @@ void Session::flush_publishes() {
     const codec::ReasonCode failed =
         st ? codec::ReasonCode::success : reason_for(st.error().code, Operation::publish);
     for (const auto& a : acks) {
-      const codec::ReasonCode reason = a.refused != codec::ReasonCode::success ? a.refused : failed;
+      codec::ReasonCode reason = a.refused != codec::ReasonCode::success ? a.refused : failed;
+      if (reason == codec::ReasonCode::success && unmatched && a.message < unmatched->size() && (*unmatched)[a.message]) {
+        reason = codec::ReasonCode::no_matching_subscribers;
+      }
       codec::Properties props;
-      if (reason != codec::ReasonCode::success && s->problem_information()) {
+      if (codec::is_failure(reason) && s->problem_information()) {
         props.reason_string = a.refused != codec::ReasonCode::success ? codec::to_string(reason)
                                                                        : st.error().to_string().substr(0, 200);
         if (!codec::is_valid_utf8(*props.reason_string)) props.reason_string.reset();
@@ -132,9 +141,9 @@ void Session::flush_publishes() {
       if (a.qos == 1) {
         --s->inbound_unacked_;
         s->send(codec::Puback{.packet_id = a.packet_id, .reason = reason, .properties = std::move(props)});
-      } else if (reason == codec::ReasonCode::success) {
+      } else if (!codec::is_failure(reason)) {
         s->inbound_qos2_[a.packet_id] = true;
-        s->send(codec::Pubrec{.packet_id = a.packet_id});
+        s->send(codec::Pubrec{.packet_id = a.packet_id, .reason = reason});
       } else {
         // A PUBREC with an error ends the exchange (MQTT 5 4.3.3).
         if (st) {
@@ -151,7 +160,12 @@ void Session::flush_publishes() {
       s->disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
     }
     s->flush();
-  });
+  };
+  if (unmatched) {
+    broker_.send(std::move(messages), std::move(state), std::move(done), *unmatched);
+  } else {
+    broker_.send(std::move(messages), std::move(state), std::move(done));
+  }
 }
 
 void Session::handle_pubrel(const codec::Pubrel& p) {

@@ -47,7 +47,43 @@ Session::~Session() = default;
 
 std::shared_ptr<Session> Session::self() { return std::static_pointer_cast<Session>(shared_from_this()); }
 
-void Session::send(const codec::Packet& packet) { codec::encode(packet, version_, out()); }
+void Session::send(const codec::Packet& packet) {
+  std::string& buffer = out();
+  const std::size_t before = buffer.size();
+  codec::encode(packet, version_, buffer);
+  // Nothing larger than the MQTT 5 client's maximum packet size goes out (MQTT-3.1.2-24);
+  // deliveries check it themselves (deliver.cpp), these are the broker's own packets.
+  if (client_max_packet_size_ != 0 && buffer.size() - before > client_max_packet_size_) {
+    buffer.resize(before);
+    send_trimmed(packet);
+  }
+}
+
+void Session::send_trimmed(const codec::Packet& packet) {
+  // The reason string and user properties are what the spec lets a sender leave out to fit
+  // (MQTT-3.2.2-19/20 and the like for every acknowledgement and DISCONNECT); a PUBLISH's user
+  // properties belong to its message (deliveries do not come this way).
+  codec::Packet trimmed = packet;
+  std::visit(
+      [](auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (!std::is_same_v<T, codec::Publish> && requires { p.properties.reason_string; }) {
+          p.properties.reason_string.reset();
+          p.properties.user_properties.clear();
+        }
+      },
+      trimmed);
+  std::string& buffer = out();
+  const std::size_t before = buffer.size();
+  codec::encode(trimmed, version_, buffer);
+  if (buffer.size() - before <= client_max_packet_size_) return;
+  // Even the bare packet does not fit: it is not sent, and a client that cannot take the
+  // broker's answers cannot go on. Mosquitto closes the same way when its CONNACK does not fit.
+  log()->info("{} {} of {} bytes exceeds the client's maximum packet size {}: closing", log_prefix(),
+              codec::to_string(codec::type_of(packet)), buffer.size() - before, client_max_packet_size_);
+  buffer.resize(before);
+  close_after_flush();
+}
 
 void Session::on_data(std::string& buffer) {
   if (is_closing()) {

@@ -104,6 +104,9 @@ class Session : public net::Connection {
   // --- session.cpp: the read loop, output, closing
   void handle(codec::Packet& packet);
   void send(const codec::Packet& packet);
+  // A packet over the client's maximum packet size: without its reason string and user
+  // properties, or not at all (and the connection closes).
+  void send_trimmed(const codec::Packet& packet);
   // A protocol violation or a server decision: DISCONNECT with `reason` on MQTT 5 (a CONNACK
   // before the session is connected), then close. MQTT 3.x just closes.
   void disconnect(codec::ReasonCode reason, std::string_view detail);

@@ -10,7 +10,7 @@ namespace carrier::mqtt::codec {
 
 namespace detail {
 
-bool decode_connect(Reader& in, Connect& out, std::optional<Version>& declared) {
+bool decode_connect(Reader& in, std::uint8_t header_flags, Connect& out, std::optional<Version>& declared) {
   const std::size_t name_at = in.offset();
   std::string name;
   if (!in.utf8(name, "protocol name")) return false;
@@ -30,21 +30,31 @@ bool decode_connect(Reader& in, Connect& out, std::optional<Version>& declared) 
   }
   declared = out.version;
   const bool v5 = out.version == Version::v5;
+  // MQTT 3.1 defines neither the reserved bits below nor the fixed header's flags as checked;
+  // 3.1.1 and 5.0 do (mosquitto draws the same line).
+  const bool v3_1 = out.version == Version::v3_1;
+  if (!v3_1 && header_flags != 0) {
+    return in.fail(ReasonCode::malformed_packet, 0, fmt::format("CONNECT with flags 0x{:x}, must be 0", header_flags));
+  }
 
   const std::size_t flags_at = in.offset();
   std::uint8_t flags = 0;
   if (!in.u8(flags, "connect flags")) return false;
-  if ((flags & 0x01) != 0) return in.fail(ReasonCode::malformed_packet, flags_at, "reserved connect flag is set");
+  if (!v3_1 && (flags & 0x01) != 0) {
+    return in.fail(ReasonCode::malformed_packet, flags_at, "reserved connect flag is set");
+  }
   out.clean_start = (flags & 0x02) != 0;
   const bool will = (flags & 0x04) != 0;
-  const std::uint8_t will_qos = (flags >> 3) & 0x03;
-  const bool will_retain = (flags & 0x20) != 0;
+  std::uint8_t will_qos = (flags >> 3) & 0x03;
+  bool will_retain = (flags & 0x20) != 0;
   const bool has_password = (flags & 0x40) != 0;
   const bool has_username = (flags & 0x80) != 0;
-  if (!will && (will_qos != 0 || will_retain)) {
-    return in.fail(ReasonCode::malformed_packet, flags_at, "will QoS or retain set without the will flag");
-  }
   if (will_qos == 3) return in.fail(ReasonCode::malformed_packet, flags_at, "will QoS 3");
+  if (!will && (will_qos != 0 || will_retain)) {
+    if (!v3_1) return in.fail(ReasonCode::malformed_packet, flags_at, "will QoS or retain set without the will flag");
+    will_qos = 0;  // 3.1: meaningless without a will
+    will_retain = false;
+  }
   if (!v5 && has_password && !has_username) {
     return in.fail(ReasonCode::malformed_packet, flags_at, "password flag without user name flag");
   }
@@ -65,12 +75,14 @@ bool decode_connect(Reader& in, Connect& out, std::optional<Version>& declared) 
     if (!in.binary(w.payload, "will payload")) return false;
     out.will = std::move(w);
   }
-  if (has_username) {
+  // A 3.1 CONNECT that ends where a user name or password flag promised one is taken without it,
+  // as mosquitto takes it from 3.1 clients; from 3.1.1 on it is malformed.
+  if (has_username && !(v3_1 && in.at_end())) {
     std::string user;
     if (!in.utf8(user, "user name")) return false;
     out.username = std::move(user);
   }
-  if (has_password) {
+  if (has_password && !(v3_1 && in.at_end())) {
     std::string password;
     if (!in.binary(password, "password")) return false;
     out.password = std::move(password);

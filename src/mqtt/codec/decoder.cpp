@@ -54,7 +54,7 @@ DecodeResult decode(std::string_view input, Version version, const DecoderLimits
   bool ok = false;
   switch (h.type) {
     case PacketType::connect:
-      ok = decode_as<Connect>(packet, [&](Connect& p) { return detail::decode_connect(in, p, result.connect_version); });
+      ok = decode_as<Connect>(packet, [&](Connect& p) { return detail::decode_connect(in, h.flags, p, result.connect_version); });
       break;
     case PacketType::connack:
       ok = decode_as<Connack>(packet, [&](Connack& p) { return detail::decode_connack(in, version, p); });

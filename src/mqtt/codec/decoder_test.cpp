@@ -239,7 +239,14 @@ TEST(Decoder, BadPacketsNameTheirReasonAndOffset) {
       {"PUBLISH topic with a surrogate", "\x30\x05\x00\x03\xed\xa0\x80"s, Version::v5, ReasonCode::malformed_packet, 2},
       {"PUBLISH topic past the packet", "\x30\x03\x00\x05t"s, Version::v3_1_1, ReasonCode::malformed_packet, 4},
       {"PUBLISH bad property", "\x30\x06\x00\x01t\x02\x7f\x00"s, Version::v5, ReasonCode::malformed_packet, 6},
-      {"PUBLISH property not allowed", "\x30\x06\x00\x01t\x02\x17\x01"s, Version::v5, ReasonCode::protocol_error, 6},
+      {"PUBLISH property not allowed", "\x30\x06\x00\x01t\x02\x17\x01"s, Version::v5, ReasonCode::malformed_packet, 6},
+      {"SUBSCRIBE property not allowed", "\x82\x09\x00\x01\x02\x01\x01\x00\x01\x61\x00"s, Version::v5,
+       ReasonCode::malformed_packet, 5},
+      {"PUBLISH response topic with +", "\x30\x0a\x00\x01t\x06\x08\x00\x03r/+"s, Version::v5,
+       ReasonCode::protocol_error, 6},
+      {"PUBREL with DUP in 3.1.1", "\x6a\x02\x00\x01"s, Version::v3_1_1, ReasonCode::malformed_packet, 0},
+      {"CONNECT with flags", "\x11\x0d\x00\x04MQTT\x04\x02\x00\x3c\x00\x01\x61"s, Version::v3_1_1,
+       ReasonCode::malformed_packet, 0},
       {"PUBACK too long in 3.1.1", "\x40\x03\x00\x01\x00"s, Version::v3_1_1, ReasonCode::malformed_packet, 4},
       {"PUBACK bad reason", "\x40\x03\x00\x01\x05"s, Version::v5, ReasonCode::protocol_error, 4},
       {"PUBCOMP too short", "\x70\x01\x00"s, Version::v3_1_1, ReasonCode::malformed_packet, 2},
@@ -316,9 +323,15 @@ TEST(Decoder, BadConnects) {
        Version::v3_1_1},
       {"missing client id", connect_bytes("MQTT", 4, 0x02, ""), ReasonCode::malformed_packet, Version::v3_1_1},
       {"v5 property not allowed", connect_bytes("MQTT", 5, 0x02, "\x03\x23\x00\x01\x00\x01\x61"s),
-       ReasonCode::protocol_error, Version::v5},
+       ReasonCode::malformed_packet, Version::v5},
       {"v5 will property not allowed", connect_bytes("MQTT", 5, 0x06, "\x00\x00\x01\x61\x02\x11\x00"s),
+       ReasonCode::malformed_packet, Version::v5},
+      {"v5 will response topic with #", connect_bytes("MQTT", 5, 0x06, "\x00\x00\x01\x61\x04\x08\x00\x01#\x00\x01w\x00\x00"s),
        ReasonCode::protocol_error, Version::v5},
+      {"3.1 will QoS 3", connect_bytes("MQIsdp", 3, 0x1E, "\x00\x01\x61\x00\x01w\x00\x00"s),
+       ReasonCode::malformed_packet, Version::v3_1},
+      {"3.1 password without user name", connect_bytes("MQIsdp", 3, 0x42, "\x00\x01\x61\x00\x01p"s),
+       ReasonCode::malformed_packet, Version::v3_1},
   };
   for (const auto& c : cases) {
     auto r = decode(c.bytes, Version::v3_1_1, kLimits);
@@ -330,6 +343,47 @@ TEST(Decoder, BadConnects) {
   auto p = std::get<Connect>(decode_ok(connect_bytes("MQTT", 5, 0x42, "\x00\x00\x01\x61\x00\x01p"s), Version::v5));
   EXPECT_FALSE(p.username);
   EXPECT_EQ(p.password, "p");
+}
+
+// MQTT 3.1 sets DUP on resent PUBREL, SUBSCRIBE and UNSUBSCRIBE, leaves the fixed-header flags
+// of the other packets "not used", and checks no reserved CONNECT flag; 3.1.1 forbids all that.
+TEST(Decoder, Mqtt31FlagsAreNotChecked) {
+  const std::string pubrel_dup = "\x6a\x02\x00\x07"s;
+  EXPECT_EQ(std::get<Pubrel>(decode_ok(pubrel_dup, Version::v3_1)).packet_id, 7);
+  EXPECT_EQ(decode_error(pubrel_dup, Version::v3_1_1).reason, ReasonCode::malformed_packet);
+  EXPECT_EQ(decode_error(pubrel_dup, Version::v5).reason, ReasonCode::malformed_packet);
+  EXPECT_EQ(std::get<Pubrel>(decode_ok("\x60\x02\x00\x07"s, Version::v3_1)).packet_id, 7);
+  const std::string subscribe_dup = "\x8a\x06\x00\x01\x00\x01\x61\x01"s;
+  EXPECT_EQ(std::get<Subscribe>(decode_ok(subscribe_dup, Version::v3_1)).topics.at(0).qos, 1);
+  EXPECT_EQ(decode_error(subscribe_dup, Version::v3_1_1).reason, ReasonCode::malformed_packet);
+  const std::string unsubscribe_dup = "\xaa\x05\x00\x01\x00\x01\x61"s;
+  EXPECT_EQ(std::get<Unsubscribe>(decode_ok(unsubscribe_dup, Version::v3_1)).filters.at(0), "a");
+  EXPECT_TRUE(std::holds_alternative<Pingreq>(decode_ok("\xc2\x00"s, Version::v3_1)));
+  // PUBLISH keeps its rules.
+  EXPECT_EQ(decode_error("\x38\x03\x00\x01t"s, Version::v3_1).reason, ReasonCode::malformed_packet);
+
+  // CONNECT: fixed-header flags, the reserved bit, will QoS and retain without a will.
+  std::string c31 = connect_bytes("MQIsdp", 3, 0x2B, "\x00\x01\x61"s);
+  c31[0] = '\x12';
+  auto c = std::get<Connect>(decode_ok(c31, Version::v3_1_1));
+  EXPECT_EQ(c.version, Version::v3_1);
+  EXPECT_TRUE(c.clean_start);
+  EXPECT_FALSE(c.will);
+  std::string c311 = connect_bytes("MQTT", 4, 0x02, "\x00\x01\x61"s);
+  c311[0] = '\x12';
+  EXPECT_EQ(decode_error(c311, Version::v3_1_1).reason, ReasonCode::malformed_packet);
+  EXPECT_EQ(decode_error(connect_bytes("MQTT", 4, 0x03, "\x00\x01\x61"s), Version::v3_1_1).reason,
+            ReasonCode::malformed_packet);
+
+  // User name and password flags with the fields missing: taken without them in 3.1 only.
+  auto bare = std::get<Connect>(decode_ok(connect_bytes("MQIsdp", 3, 0xC2, "\x00\x01\x61"s), Version::v3_1_1));
+  EXPECT_FALSE(bare.username);
+  EXPECT_FALSE(bare.password);
+  auto user_only = std::get<Connect>(decode_ok(connect_bytes("MQIsdp", 3, 0xC2, "\x00\x01\x61\x00\x01u"s), Version::v3_1_1));
+  EXPECT_EQ(user_only.username, "u");
+  EXPECT_FALSE(user_only.password);
+  EXPECT_EQ(decode_error(connect_bytes("MQTT", 4, 0xC2, "\x00\x01\x61"s), Version::v3_1_1).reason,
+            ReasonCode::malformed_packet);
 }
 
 TEST(Decoder, PacketTooLargeBeforeItArrives) {

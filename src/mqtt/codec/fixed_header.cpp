@@ -27,7 +27,12 @@ FixedHeaderStep parse_fixed_header(std::string_view input, Version version) {
     return step;
   }
   const auto packet_type = static_cast<PacketType>(type);
-  if (packet_type != PacketType::publish && flags != required_flags(packet_type)) {
+  // MQTT 3.1 (2.1) leaves DUP, QoS and RETAIN "not used" outside PUBLISH and sets DUP on resent
+  // PUBREL, SUBSCRIBE and UNSUBSCRIBE: its clients' flags are not checked. CONNECT's are checked
+  // by its decoder, once the protocol level says which rules apply.
+  const bool checked = packet_type != PacketType::publish && packet_type != PacketType::connect &&
+                       version != Version::v3_1;
+  if (checked && flags != required_flags(packet_type)) {
     step.error = DecodeError{ReasonCode::malformed_packet, 0,
                              fmt::format("{} with flags 0x{:x}, must be 0x{:x}", to_string(packet_type), flags,
                                          required_flags(packet_type))};

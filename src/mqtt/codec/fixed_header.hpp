@@ -23,8 +23,8 @@ struct FixedHeader {
 
 // Either a header, or need-more (need_at_least: the input must grow to this many bytes), or an
 // error: a reserved packet type (0, or 15 = AUTH before MQTT 5), flags other than the type
-// requires (PUBLISH's own are checked by its decoder), a remaining length longer than four bytes
-// or not minimally encoded. All malformed packet (0x81).
+// requires (PUBLISH's and CONNECT's are checked by their decoders; MQTT 3.1 does not check them),
+// a remaining length longer than four bytes or not minimally encoded. All malformed packet (0x81).
 struct FixedHeaderStep {
   std::optional<FixedHeader> header;
   std::size_t need_at_least = 0;

@@ -13,7 +13,8 @@
 namespace carrier::mqtt::codec::detail {
 
 // connect.cpp
-bool decode_connect(Reader& in, Connect& out, std::optional<Version>& declared);
+// `flags`: the fixed header's; 0 is required from 3.1.1 on, 3.1 does not look at them.
+bool decode_connect(Reader& in, std::uint8_t flags, Connect& out, std::optional<Version>& declared);
 bool decode_connack(Reader& in, Version version, Connack& out);
 
 // publish.cpp

@@ -4,6 +4,7 @@
 
 #include "base/assert.hpp"
 #include "mqtt/codec/data_types.hpp"
+#include "mqtt/codec/topic_syntax.hpp"
 
 namespace carrier::mqtt::codec {
 
@@ -137,6 +138,10 @@ bool decode_one(Reader& in, const Spec& spec, std::size_t at, Properties& p) {
       break;
     case Type::utf8:
       if (!in.utf8(s, spec.name)) return false;
+      // A response topic is a topic name: no wildcards (MQTT-3.3.2-14), like mosquitto.
+      if (spec.id == PropertyId::response_topic && !is_valid_topic_name(s)) {
+        return in.fail(ReasonCode::protocol_error, at, "response topic is empty or has wildcards");
+      }
       break;
     case Type::binary:
       if (!in.binary(s, spec.name)) return false;
@@ -287,7 +292,8 @@ bool decode_properties(Reader& in, PropertyContext context, Properties& out) {
       break;
     }
     if ((spec->contexts & bit(context)) == 0) {
-      block.fail(ReasonCode::protocol_error, at,
+      // "Not valid for its packet type" is a Malformed Packet (2.2.2.2), as mosquitto answers.
+      block.fail(ReasonCode::malformed_packet, at,
                  fmt::format("{} is not allowed in {}", spec->name, context_name(context)));
       break;
     }

@@ -98,9 +98,10 @@ struct Properties {
 bool is_allowed(PropertyId id, PropertyContext context) noexcept;
 
 // Reads a property block (its variable-byte length, then the properties) from `in`. Errors go
-// to the reader: malformed packet (0x81) for a truncated block, an unknown identifier or a bad
-// string; protocol error (0x82) for a property not allowed in `context`, a repeated one, or a
-// value out of range (a 0 receive maximum, a payload format indicator other than 0 or 1...).
+// to the reader: malformed packet (0x81) for a truncated block, an unknown identifier, a property
+// not allowed in `context` or a bad string; protocol error (0x82) for a repeated property or a
+// value out of range (a 0 receive maximum, a payload format indicator other than 0 or 1, a
+// response topic with wildcards...).
 bool decode_properties(Reader& in, PropertyContext context, Properties& out);
 
 // Appends the block (length + properties, in identifier order, user properties last). The

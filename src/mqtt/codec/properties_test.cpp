@@ -79,8 +79,9 @@ TEST(Properties, EmptyBlock) {
   EXPECT_EQ(out, "\x00"s);
 }
 
-// Every property outside its contexts is a protocol error.
-TEST(Properties, NotAllowedInContextIsAProtocolError) {
+// Every property outside its contexts is a Malformed Packet (MQTT 5 2.2.2.2: "an Identifier
+// which is not valid for its packet type").
+TEST(Properties, NotAllowedInContextIsMalformed) {
   const std::uint8_t ids[] = {0x01, 0x02, 0x03, 0x08, 0x09, 0x0B, 0x11, 0x12, 0x13, 0x15, 0x16, 0x17, 0x18, 0x19,
                               0x1A, 0x1C, 0x1F, 0x21, 0x22, 0x23, 0x24, 0x25, 0x27, 0x28, 0x29, 0x2A};
   int checked = 0;
@@ -106,12 +107,34 @@ TEST(Properties, NotAllowedInContextIsAProtocolError) {
       Properties back;
       EXPECT_FALSE(decode_properties(in, c, back)) << to_string(id);
       ASSERT_TRUE(in.error());
-      EXPECT_EQ(in.error()->reason, ReasonCode::protocol_error) << to_string(id);
+      EXPECT_EQ(in.error()->reason, ReasonCode::malformed_packet) << to_string(id);
       EXPECT_EQ(in.error()->offset, 1u);
       ++checked;
     }
   }
   EXPECT_GT(checked, 200);
+}
+
+TEST(Properties, ResponseTopicIsATopicName) {
+  for (const std::string_view topic : {"r/+", "r/#", "+", ""}) {
+    std::string block = "\x08"s;
+    put_string(block, topic);
+    std::string bytes;
+    put_variable_int(bytes, static_cast<std::uint32_t>(block.size()));
+    bytes += block;
+    for (auto c : {PropertyContext::publish, PropertyContext::will}) {
+      Reader in = reader(bytes);
+      Properties p;
+      EXPECT_FALSE(decode_properties(in, c, p)) << topic;
+      ASSERT_TRUE(in.error()) << topic;
+      EXPECT_EQ(in.error()->reason, ReasonCode::protocol_error) << topic;
+    }
+  }
+  std::string bytes = "\x06\x08\x00\x03r/1"s;
+  Reader in = reader(bytes);
+  Properties p;
+  ASSERT_TRUE(decode_properties(in, PropertyContext::publish, p));
+  EXPECT_EQ(p.response_topic, "r/1");
 }
 
 TEST(Properties, RepeatedSingleValuedPropertyIsAProtocolError) {
