@@ -37,8 +37,15 @@ void Session::handle_subscribe(codec::Frame& frame) {
       mode = core::AckMode::client;
     } else if (*ack == "client-individual" && version_ != codec::Version::v1_0) {
       mode = core::AckMode::client_individual;
+    } else if (*ack == "client-individual") {
+      fail("invalid ack mode", "ack:client-individual does not exist in STOMP 1.0: use auto or client", &frame);
+      return;
     } else if (*ack != "auto") {
-      fail("invalid ack mode", fmt::format("ack must be auto, client or client-individual, got '{}'", *ack), &frame);
+      fail("invalid ack mode",
+           version_ == codec::Version::v1_0
+               ? fmt::format("ack must be auto or client in STOMP 1.0, got '{}'", *ack)
+               : fmt::format("ack must be auto, client or client-individual, got '{}'", *ack),
+           &frame);
       return;
     }
   }

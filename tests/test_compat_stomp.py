@@ -1,0 +1,40 @@
+"""Drop-in compatibility with ActiveMQ's and RabbitMQ's STOMP (issue 11): what real clients'
+test suites tripped on. Each test says which broker's behaviour Carrier follows; docs/stomp.md
+("Compatibility") lists the same."""
+
+import uuid
+
+import pytest
+
+from helpers.raw_stomp import RawStomp, assert_broker_works, expect_error_and_close
+from helpers.reliable import config, fresh, name_of, policy, unsubscribe
+from helpers.wait import assert_stays, wait_for
+
+
+def subscribe_raw(raw, destination, sub_id="0", **headers):
+    """SUBSCRIBE with a receipt; waits for it."""
+    receipt = f"sub-{uuid.uuid4().hex[:6]}"
+    raw.send_frame("SUBSCRIBE", [("destination", destination), ("id", sub_id), ("receipt", receipt),
+                                 *headers.items()])
+    frame = raw.read_frame()
+    assert (frame.command, frame.header("receipt-id")) == ("RECEIPT", receipt), frame
+    return frame
+
+
+# --- STOMP, small things -----------------------------------------------------------------------
+
+def test_stomp10_client_individual_is_named_as_missing_from_1_0(broker):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.0")
+        raw.send_frame("SUBSCRIBE", [("destination", "/queue/x"), ("ack", "client-individual")])
+        error = expect_error_and_close(raw)
+    assert error.header("message") == "invalid ack mode", error
+    assert b"does not exist in STOMP 1.0" in error.body, error
+    assert_broker_works(broker.port)
+
+
+# --- STOMP, RabbitMQ dialect -------------------------------------------------------------------
+
+@pytest.mark.parametrize("destination", ["/something/x", "/queue", "/topic", "/queue/", "/plain",
+                                         "/temp-queue"])
+# --- STOMP, ActiveMQ dialect -------------------------------------------------------------------
