@@ -33,6 +33,19 @@ def test_stomp10_client_individual_is_named_as_missing_from_1_0(broker):
     assert_broker_works(broker.port)
 
 
+@pytest.mark.parametrize("command", ["ACK", "NACK"])
+def test_ack_without_id_names_the_missing_header(broker, command):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        subscribe_raw(raw, "/queue/ackless", ack="client-individual")
+        raw.send_frame("SEND", [("destination", "/queue/ackless")], "m")
+        assert raw.read_frame().command == "MESSAGE"
+        raw.send_frame(command, [("receipt", "r1")])
+        error = expect_error_and_close(raw)
+    assert error.header("message") == f"{command} frame has no id header", error
+    assert error.header("receipt-id") == "r1", error
+
+
 # --- STOMP, RabbitMQ dialect -------------------------------------------------------------------
 
 @pytest.mark.parametrize("destination", ["/something/x", "/queue", "/topic", "/queue/", "/plain",
