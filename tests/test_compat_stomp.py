@@ -46,6 +46,23 @@ def test_ack_without_id_names_the_missing_header(broker, command):
     assert error.header("receipt-id") == "r1", error
 
 
+@pytest.mark.parametrize("framing", ["content-length", "nul"])
+def test_frame_too_large_error_carries_the_receipt_id(broker_factory, framing):
+    broker = broker_factory(config="[stomp]\nmax_frame_bytes = 1024\n")
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        headers = [("destination", "/queue/big"), ("receipt", "big-1")]
+        if framing == "content-length":
+            headers.append(("content-length", "5000"))
+            raw.send_frame("SEND", headers, b"x" * 100)  # the rest never needs to come
+        else:
+            raw.send_frame("SEND", headers, b"x" * 5000)
+        error = expect_error_and_close(raw)
+    assert error.header("message") == "frame too large", error
+    assert error.header("receipt-id") == "big-1", error
+    assert_broker_works(broker.port)
+
+
 # --- STOMP, RabbitMQ dialect -------------------------------------------------------------------
 
 @pytest.mark.parametrize("destination", ["/something/x", "/queue", "/topic", "/queue/", "/plain",

@@ -73,7 +73,11 @@ void Session::on_data(std::string& buffer) {
     if (!step) {
       flush_sends();
       const auto& e = step.error();
-      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail);
+      // The refused frame's receipt may have been read already: the ERROR names it (spec, ERROR).
+      codec::Frame cause;
+      const auto input = std::string_view(buffer).substr(offset);
+      if (auto receipt = codec::peek_header(input, "receipt", version_)) cause.headers.emplace_back("receipt", *receipt);
+      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail, &cause);
       break;
     }
     if (!step->frame) {
