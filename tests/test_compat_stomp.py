@@ -63,6 +63,20 @@ def test_frame_too_large_error_carries_the_receipt_id(broker_factory, framing):
     assert_broker_works(broker.port)
 
 
+def test_message_destination_is_the_canonical_spelling_as_activemq_and_rabbitmq_write_it(broker):
+    # ActiveMQ answers a SEND to "plain" with destination:/queue/plain, RabbitMQ one to
+    # /amq/queue/x with destination:/queue/x: both write the destination back canonically.
+    name = f"plain{uuid.uuid4().hex[:6]}"
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        subscribe_raw(raw, name)
+        raw.send_frame("SEND", [("destination", name)], "a")
+        raw.send_frame("SEND", [("destination", f"/amq/queue/{name}")], "b")
+        got = [raw.read_frame(), raw.read_frame()]
+    assert [(m.body, m.header("destination")) for m in got] == \
+        [(b"a", f"/queue/{name}"), (b"b", f"/queue/{name}")], got
+
+
 # --- STOMP, RabbitMQ dialect -------------------------------------------------------------------
 
 @pytest.mark.parametrize("destination", ["/something/x", "/queue", "/topic", "/queue/", "/plain",
