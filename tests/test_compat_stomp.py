@@ -81,4 +81,24 @@ def test_message_destination_is_the_canonical_spelling_as_activemq_and_rabbitmq_
 
 @pytest.mark.parametrize("destination", ["/something/x", "/queue", "/topic", "/queue/", "/plain",
                                          "/temp-queue"])
+@pytest.mark.parametrize("command", ["SEND", "SUBSCRIBE"])
+def test_unknown_prefixes_and_empty_names_are_errors(broker, command, destination):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        raw.send_frame(command, [("destination", destination), ("id", "0"), ("receipt", "r")], "m")
+        error = expect_error_and_close(raw)
+    assert error.header("receipt-id") == "r", error
+    assert destination.encode() in error.body, error
+    assert_broker_works(broker.port)
+
+
+def test_plain_names_stay_activemq_queue_names(broker, stomp_client):
+    name = f"plain.{uuid.uuid4().hex[:6]}"
+    consumer = stomp_client(broker)
+    consumer.subscribe(name)
+    stomp_client(broker).send(f"/queue/{name}", "via /queue/")
+    stomp_client(broker).send(name, "plain")
+    assert sorted(m.body for m in consumer.wait_messages(2)) == ["plain", "via /queue/"]
+
+
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------

@@ -38,8 +38,8 @@ bool Session::is_own_temp_name(std::string_view name) const {
 }
 
 Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
-  auto dest = parse_destination(text);
-  if (!dest) return unexpected(Errc::invalid_argument, fmt::format("invalid destination '{}'", text));
+  auto dest = parse_destination(text, for_subscribe);
+  if (!dest) return unexpected(dest.error());
   if (dest->kind == core::DestinationKind::temp_queue) {
     const bool ours = is_own_temp_name(dest->name);
     if (for_subscribe && !ours) {
@@ -105,7 +105,7 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       m.correlation_id = value;
     } else if (name == "reply-to") {
       // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
-      auto reply = parse_destination(value);
+      auto reply = parse_destination(value, false);
       if (reply && reply->kind == core::DestinationKind::temp_queue) {
         const bool ours = is_own_temp_name(reply->name);
         reply->name = qualify_temp_name(reply->name);
