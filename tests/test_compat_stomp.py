@@ -101,4 +101,35 @@ def test_plain_names_stay_activemq_queue_names(broker, stomp_client):
     assert sorted(m.body for m in consumer.wait_messages(2)) == ["plain", "via /queue/"]
 
 
+def test_nack_requeue_false_dead_letters_instead_of_redelivering(broker, stomp_client):
+    queue = fresh()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack="client-individual")
+    dlq = stomp_client(broker)
+    dlq.subscribe(f"/queue/DLQ.{name_of(queue)}")
+    stomp_client(broker).send(queue, "poison", headers={"persistent": "true"})
+    [m] = consumer.wait_messages(1)
+    receipt = "nack-1"
+    consumer.conn.nack(m.headers["ack"], receipt=receipt, requeue="false")
+    consumer.wait_receipt(receipt)
+    [dead] = dlq.wait_messages(1)
+    assert dead.body == "poison" and dead.headers.get("dlq-reason") == "rejected", dead.headers
+    assert_stays(lambda: consumer.count() == 1, 0.3, "the rejected message comes back")
+
+
+def test_nack_requeue_false_drops_without_a_dead_letter_queue(broker_factory, stomp_client):
+    broker = broker_factory(config=config(policy("queue:drop.>", dead_letter_queue="")))
+    queue = fresh("queue", "drop")
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack="client-individual")
+    stomp_client(broker).send(queue, "gone")
+    [m] = consumer.wait_messages(1)
+    consumer.frame("BEGIN", {"transaction": "tx"})
+    consumer.conn.nack(m.headers["ack"], transaction="tx", requeue="false")
+    consumer.frame("COMMIT", {"transaction": "tx"})
+    stomp_client(broker).send(queue, "next")
+    assert [m.body for m in consumer.wait_messages(2)] == ["gone", "next"]
+    assert_stays(lambda: consumer.count() == 2, 0.3, "the rejected message comes back")
+
+
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------

@@ -94,6 +94,12 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     fail(is_ack ? "ACK for an unknown message" : "NACK for an unknown message", refs.error().detail, &frame);
     return;
   }
+  // RabbitMQ: NACK with requeue:false dead-letters (or drops) instead of offering it again.
+  const auto* requeue_header = is_ack ? nullptr : frame.header("requeue");
+  const bool requeue = requeue_header == nullptr || *requeue_header != "false";
+  if (!requeue) {
+    for (auto& r : *refs) r.requeue = false;
+  }
   if (const auto* tx = frame.header("transaction")) {
     auto it = transactions_.find(*tx);
     if (it == transactions_.end()) {
@@ -121,8 +127,10 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
   };
   if (is_ack) {
     broker_.ack(sub->consumer, std::move(tags), std::move(done));
-  } else {
+  } else if (requeue) {
     broker_.nack(sub->consumer, std::move(tags), std::move(done));
+  } else {
+    broker_.reject(sub->consumer, std::move(tags), std::move(done));
   }
 }
 
