@@ -132,4 +132,16 @@ def test_nack_requeue_false_drops_without_a_dead_letter_queue(broker_factory, st
     assert_stays(lambda: consumer.count() == 2, 0.3, "the rejected message comes back")
 
 
+def test_first_delivery_says_redelivered_false(broker, stomp_client):
+    queue = fresh()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack="client-individual")
+    stomp_client(broker).send(queue, "m")
+    [first] = consumer.wait_messages(1)
+    assert first.headers.get("redelivered") == "false", first.headers
+    consumer.nack(first)
+    again = consumer.wait_messages(2)[1]
+    assert again.headers.get("redelivered") == "true", again.headers
+
+
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------

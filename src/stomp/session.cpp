@@ -153,7 +153,8 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
       auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
       w.header("ack", std::string_view(ack_text, r.size));
     }
-    if (d.redelivered) w.header("redelivered", "true");
+    // Present on every delivery, as RabbitMQ sends it: clients test it for "false" too.
+    w.header("redelivered", d.redelivered ? "true" : "false");
     w.header("delivery-count", static_cast<std::int64_t>(d.delivery_count));
     if (m.persistent) w.header("persistent", "true");
     w.header("priority", static_cast<std::int64_t>(m.priority));
