@@ -144,4 +144,53 @@ def test_first_delivery_says_redelivered_false(broker, stomp_client):
     assert again.headers.get("redelivered") == "true", again.headers
 
 
+def test_exchange_amq_fanout_copies_to_every_subscriber(broker, stomp_client):
+    a, b = stomp_client(broker), stomp_client(broker)
+    a.subscribe("/exchange/amq.fanout")
+    b.subscribe("/exchange/amq.fanout/any-key")
+    everything = stomp_client(broker)
+    everything.subscribe("/topic/>")  # RabbitMQ's amq.topic never sees amq.fanout's messages
+    stomp_client(broker).send("/exchange/amq.fanout/k", "to all")
+    for client in (a, b):
+        [m] = client.wait_messages(1)
+        assert (m.body, m.headers.get("destination")) == ("to all", "/exchange/amq.fanout"), m.headers
+    stomp_client(broker).send("/topic/marker", "marker")
+    assert [m.body for m in everything.wait_messages(1)] == ["marker"]
+    assert_stays(lambda: everything.count() == 1, 0.3, "amq.fanout leaked into /topic/>")
+
+
+def test_exchange_amq_topic_translates_binding_keys(broker, stomp_client):
+    word = f"s{uuid.uuid4().hex[:6]}"
+    hashed, starred = stomp_client(broker), stomp_client(broker)
+    hashed.subscribe(f"/exchange/amq.topic/{word}.#")
+    starred.subscribe(f"/exchange/amq.topic/{word}.*")
+    producer = stomp_client(broker)
+    producer.send(f"/exchange/amq.topic/{word}.a", "one level")
+    producer.send(f"/topic/{word}.a.b", "two levels")
+    assert sorted(m.body for m in hashed.wait_messages(2)) == ["one level", "two levels"]
+    [m] = starred.wait_messages(1)
+    assert (m.body, m.headers.get("destination")) == ("one level", f"/topic/{word}.a"), m.headers
+    assert_stays(lambda: starred.count() == 1, 0.3, "* matched two levels")
+
+
+def test_exchange_amq_direct_routes_by_exact_key(broker, stomp_client):
+    k1, k2 = stomp_client(broker), stomp_client(broker)
+    k1.subscribe("/exchange/amq.direct/k1")
+    k2.subscribe("/exchange/amq.direct/k2")
+    stomp_client(broker).send("/exchange/amq.direct/k1", "for k1")
+    [m] = k1.wait_messages(1)
+    assert (m.body, m.headers.get("destination")) == ("for k1", "/exchange/amq.direct/k1"), m.headers
+    assert_stays(lambda: k2.count() == 0, 0.3, "k2 got k1's message")
+
+
+@pytest.mark.parametrize("command", ["SEND", "SUBSCRIBE"])
+def test_unknown_exchange_is_an_error(broker, command):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2")
+        raw.send_frame(command, [("destination", "/exchange/no.such/x"), ("id", "0")], "m")
+        error = expect_error_and_close(raw)
+    assert b"unknown exchange 'no.such'" in error.body, error
+    assert_broker_works(broker.port)
+
+
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------

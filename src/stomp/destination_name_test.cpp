@@ -24,7 +24,7 @@ TEST(DestinationName, Spellings) {
 
 TEST(DestinationName, UnknownPrefixesAndEmptyNamesAreErrors) {
   for (const char* text : {"", "/", "/queue/", "/queue", "/topic", "/topic/", "/temp-queue", "/amq/queue",
-                           "/something/x", "/plain"}) {
+                           "/something/x", "/plain", "/exchange", "/exchange/", "/topic/$exchange.amq.fanout"}) {
     auto d = parse_destination(text, false);
     EXPECT_FALSE(d.has_value()) << text;
     if (!d) {
@@ -33,13 +33,33 @@ TEST(DestinationName, UnknownPrefixesAndEmptyNamesAreErrors) {
   }
 }
 
+TEST(DestinationName, RabbitMqExchanges) {
+  EXPECT_EQ(parsed("/exchange/amq.topic/a.b"), (core::Destination{DestinationKind::topic, "a.b"}));
+  EXPECT_EQ(parsed("/exchange/amq.topic/a.#", true), (core::Destination{DestinationKind::topic, "a.>"}));
+  EXPECT_EQ(parsed("/exchange/amq.topic/*.b", true), (core::Destination{DestinationKind::topic, "*.b"}));
+  EXPECT_EQ(parsed("/topic/#", true), (core::Destination{DestinationKind::topic, ">"}));
+  EXPECT_EQ(parsed("/topic/a.#"), (core::Destination{DestinationKind::topic, "a.#"}));  // sent: a plain name
+  EXPECT_FALSE(parse_destination("/exchange/amq.topic/#.a", true).has_value());
+  EXPECT_FALSE(parse_destination("/exchange/amq.topic", true).has_value());
+  EXPECT_EQ(parsed("/exchange/amq.fanout"), (core::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
+  EXPECT_EQ(parsed("/exchange/amq.fanout/ignored", true),
+            (core::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
+  EXPECT_EQ(parsed("/exchange/amq.direct/k.1"), (core::Destination{DestinationKind::topic, "$exchange.amq.direct.k.1"}));
+  EXPECT_FALSE(parse_destination("/exchange/amq.direct/k.*", true).has_value());
+  auto unknown = parse_destination("/exchange/nope/x", false);
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().code, Errc::not_found);
+}
+
 TEST(DestinationName, FormatRoundTrips) {
-  for (const char* text : {"/queue/a.b", "/topic/t", "/temp-queue/r"}) {
+  for (const char* text : {"/queue/a.b", "/topic/t", "/temp-queue/r", "/exchange/amq.fanout", "/exchange/amq.direct",
+                           "/exchange/amq.direct/k.1"}) {
     EXPECT_EQ(format_destination(parsed(text)), text);
   }
   // As ActiveMQ and RabbitMQ write them back: their canonical spelling.
   EXPECT_EQ(format_destination(parsed("plain")), "/queue/plain");
   EXPECT_EQ(format_destination(parsed("/amq/queue/q")), "/queue/q");
+  EXPECT_EQ(format_destination(parsed("/exchange/amq.topic/a.b")), "/topic/a.b");
 }
 
 }  // namespace

@@ -146,7 +146,13 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
     w.header("message-id", std::string_view(id_text, sizeof id_text));
     switch (m.destination.kind) {
       case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
-      case core::DestinationKind::topic: w.header("destination", "/topic/", m.destination.name); break;
+      case core::DestinationKind::topic:
+        if (!m.destination.name.empty() && m.destination.name.front() == '$') {
+          w.header("destination", format_destination(m.destination));  // an exchange: "/exchange/..."
+        } else {
+          w.header("destination", "/topic/", m.destination.name);
+        }
+        break;
       case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
     }
     if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
