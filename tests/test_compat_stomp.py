@@ -193,4 +193,35 @@ def test_unknown_exchange_is_an_error(broker, command):
     assert_broker_works(broker.port)
 
 
+def test_temp_queue_reply_to_subscribes_the_sender_as_rabbitmq_does(broker, stomp_client):
+    service = fresh()
+    responder = stomp_client(broker)
+    responder.subscribe(service)
+    requester = stomp_client(broker)
+    requester.send(service, "ping", headers={"reply-to": "/temp-queue/replies"})
+    [request] = responder.wait_messages(1)
+    reply_to = request.headers["reply-to"]
+    assert reply_to.startswith("/temp-queue/") and reply_to != "/temp-queue/replies", request.headers
+    responder.send(reply_to, "pong")
+    [reply] = requester.wait_messages(1)
+    assert (reply.body, reply.headers.get("subscription")) == ("pong", "/temp-queue/replies"), reply.headers
+
+
+def test_temp_queue_subscribe_first_still_gets_each_reply_once(broker, stomp_client):
+    service = fresh()
+    responder = stomp_client(broker)
+    responder.subscribe(service)
+    requester = stomp_client(broker)
+    requester.subscribe("/temp-queue/replies", id="mine")  # ActiveMQ's way
+    for i in range(3):
+        requester.send(service, f"ping {i}", headers={"reply-to": "/temp-queue/replies"})
+    requests = responder.wait_messages(3)
+    for r in requests:
+        responder.send(r.headers["reply-to"], r.body.replace("ping", "pong"))
+    replies = requester.wait_messages(3)
+    assert sorted((m.body, m.headers.get("subscription")) for m in replies) == \
+        [(f"pong {i}", "mine") for i in range(3)]
+    assert_stays(lambda: requester.count() == 3, 0.3, "a reply arrived twice")
+
+
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------

@@ -53,6 +53,29 @@ Result<core::Destination> Session::resolve_destination(std::string_view text, bo
   return *dest;
 }
 
+void Session::subscribe_reply_queue(const std::string& name, std::string_view spelling) {
+  for (const auto& [id, sub] : subscriptions_) {
+    if (sub.temp_queue == name) return;
+  }
+  std::string id(spelling);
+  if (subscriptions_.contains(id)) return;
+  if (!consumer_) {
+    consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
+  }
+  core::SubscribeRequest request{core::Destination{core::DestinationKind::temp_queue, name}, core::AckMode::auto_ack,
+                                 0, consumer_};
+  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (!consumer) return;  // the SEND still goes; its replies wait for a SUBSCRIBE
+  Subscription sub;
+  sub.id = id;
+  sub.number = next_subscription_number_++;
+  sub.consumer = *consumer;
+  sub.temp_queue = name;
+  sub.automatic = true;
+  by_consumer_.emplace(sub.consumer, id);
+  subscriptions_.emplace(std::move(id), std::move(sub));
+}
+
 Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& frame) {
   const auto* dest_text = frame.header("destination");
   if (dest_text == nullptr) return unexpected(Errc::invalid_argument, "SEND frame has no destination header");
@@ -110,6 +133,7 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
         const bool ours = is_own_temp_name(reply->name);
         reply->name = qualify_temp_name(reply->name);
         if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
+        if (ours) subscribe_reply_queue(reply->name, value);
         m.reply_to = format_destination(*reply);
       } else {
         m.reply_to = value;

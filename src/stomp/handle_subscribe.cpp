@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -21,7 +22,8 @@ void Session::handle_subscribe(codec::Frame& frame) {
   }
   // STOMP 1.0 made the id optional; the destination then names the subscription.
   const std::string id = id_header != nullptr ? *id_header : *dest_text;
-  if (subscriptions_.contains(id)) {
+  // A subscription a reply-to made is replaced by an explicit one below (1.0: same id).
+  if (auto existing = subscriptions_.find(id); existing != subscriptions_.end() && !existing->second.automatic) {
     fail("duplicate subscription id", fmt::format("subscription '{}' already exists", id), &frame);
     return;
   }
@@ -30,6 +32,17 @@ void Session::handle_subscribe(codec::Frame& frame) {
     fail(dest.error().code == Errc::invalid_argument ? "invalid destination" : dest.error().detail,
          dest.error().detail, &frame);
     return;
+  }
+  if (dest->kind == core::DestinationKind::temp_queue) {
+    // An explicit SUBSCRIBE (ActiveMQ's way) replaces the one a reply-to made: one consumer.
+    auto automatic = std::find_if(subscriptions_.begin(), subscriptions_.end(), [&](const auto& entry) {
+      return entry.second.automatic && entry.second.temp_queue == dest->name;
+    });
+    if (automatic != subscriptions_.end()) {
+      broker_.unsubscribe(automatic->second.consumer, nullptr);
+      by_consumer_.erase(automatic->second.consumer);
+      subscriptions_.erase(automatic);
+    }
   }
   core::AckMode mode = core::AckMode::auto_ack;
   if (const auto* ack = frame.header("ack")) {
@@ -129,6 +142,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   sub.consumer = *consumer;
   sub.ack_mode = mode;
   sub.durable_name = std::move(durable_name);
+  if (dest->kind == core::DestinationKind::temp_queue) sub.temp_queue = dest->name;
   by_consumer_.emplace(sub.consumer, id);
   subscriptions_.emplace(id, std::move(sub));
 }
