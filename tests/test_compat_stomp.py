@@ -225,3 +225,28 @@ def test_temp_queue_subscribe_first_still_gets_each_reply_once(broker, stomp_cli
 
 
 # --- STOMP, ActiveMQ dialect -------------------------------------------------------------------
+
+def heartbeat_pair(frame):
+    return tuple(int(v) for v in frame.header("heart-beat").split(","))
+
+
+def test_heartbeats_follow_the_client(broker):
+    with RawStomp(broker.port) as raw:
+        connected = raw.connect("1.2", heartbeat="500,500")
+        assert heartbeat_pair(connected) == (500, 500), connected
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2", heartbeat="0,500")
+        raw.wait_heartbeats(3, timeout=3.0)  # before: one every 10 s
+
+
+def test_heartbeats_have_a_floor_and_a_silent_client_is_dropped(broker):
+    with RawStomp(broker.port) as raw:
+        connected = raw.connect("1.2", heartbeat="10,0")
+        assert heartbeat_pair(connected)[1] == 100, connected
+        raw.wait_closed(timeout=3.0)  # nothing sent: closed after 2 x 100 ms
+
+
+def test_heartbeats_off_when_the_client_asks_for_none(broker):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2", heartbeat="0,0")
+        assert raw.idle(0.3) == [] and raw.heartbeats == [] and not raw.closed

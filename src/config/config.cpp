@@ -260,6 +260,8 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_headers); }},
     {"heartbeat_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
+    {"heartbeat_min_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.stomp.heartbeat_min_ms); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
