@@ -250,3 +250,33 @@ def test_heartbeats_off_when_the_client_asks_for_none(broker):
     with RawStomp(broker.port) as raw:
         raw.connect("1.2", heartbeat="0,0")
         assert raw.idle(0.3) == [] and raw.heartbeats == [] and not raw.closed
+
+
+@pytest.mark.parametrize("dialect", ["activemq", "rabbitmq"])
+def test_inactive_durable_subscription_is_removed_by_name(broker, stomp_client, dialect):
+    topic = fresh("topic")
+    client_id = f"c-{uuid.uuid4().hex[:6]}"
+    if dialect == "activemq":
+        sub_headers = {"activemq.subscriptionName": "orders"}
+        remove_headers = {"activemq.subscriptionName": "orders"}
+    else:
+        sub_headers = {"durable": "true", "auto-delete": "false"}
+        remove_headers = {"persistent": "true"}
+    first = stomp_client(broker, connect_headers={"client-id": client_id})
+    first.subscribe(topic, id="d1", headers=sub_headers)
+    first.unsubscribe("d1")  # deactivates: the subscription keeps collecting
+    stomp_client(broker).send(topic, "while inactive", headers={"persistent": "true"})
+    unsubscribe(first, "d1", remove_headers)  # removes it; before: ERROR unknown subscription
+    assert not first.errors, first.errors
+    first.subscribe(topic, id="d1", headers=sub_headers)  # a new, empty one
+    stomp_client(broker).send(topic, "after")
+    assert [m.body for m in first.wait_messages(1)] == ["after"]
+    assert_stays(lambda: first.count() == 1, 0.3, "the removed subscription's message came back")
+
+
+def test_unknown_durable_subscription_removal_is_an_error(broker):
+    with RawStomp(broker.port) as raw:
+        raw.connect("1.2", headers=[("client-id", "nobody")])
+        raw.send_frame("UNSUBSCRIBE", [("id", "x"), ("activemq.subscriptionName", "none")])
+        error = expect_error_and_close(raw)
+    assert error.header("message") == "unknown subscription", error

@@ -91,10 +91,12 @@ void Session::handle_subscribe(codec::Frame& frame) {
     const auto* amq_name = frame.header("activemq.subscriptionName");
     const auto* sub_name = frame.header("subscription-name");
     const auto* durable = frame.header("durable");
+    const auto* persistent = frame.header("persistent");  // RabbitMQ's older spelling of durable
     const auto* shared = frame.header("shared");
     const bool is_shared = shared != nullptr && *shared == "true";
-    const bool is_durable =
-        (durable != nullptr && *durable == "true") || (!is_shared && (amq_name != nullptr || sub_name != nullptr));
+    const bool is_durable = (durable != nullptr && *durable == "true") ||
+                            (persistent != nullptr && *persistent == "true") ||
+                            (!is_shared && (amq_name != nullptr || sub_name != nullptr));
     std::string name = amq_name ? *amq_name : sub_name ? *sub_name : std::string();
     if (is_shared) {
       if (name.empty()) {
@@ -150,41 +152,72 @@ void Session::handle_subscribe(codec::Frame& frame) {
 void Session::handle_unsubscribe(codec::Frame& frame) {
   const auto* id = frame.header("id");
   if (id == nullptr && version_ == codec::Version::v1_0) id = frame.header("destination");
-  if (id == nullptr) {
+  // UNSUBSCRIBE with durable:true or persistent:true (RabbitMQ) or the subscription name
+  // (ActiveMQ) ends a durable subscription; without them it only detaches from it.
+  const auto* durable = frame.header("durable");
+  const auto* persistent = frame.header("persistent");
+  const auto* amq_name = frame.header("activemq.subscriptionName");
+  const auto* sub_name = frame.header("subscription-name");
+  const auto* named = amq_name != nullptr ? amq_name : sub_name;
+  const bool end_durable = (durable != nullptr && *durable == "true") ||
+                           (persistent != nullptr && *persistent == "true") || named != nullptr;
+  if (id == nullptr && named == nullptr) {
     fail("UNSUBSCRIBE frame has no id header", {}, &frame);
     return;
   }
-  auto it = subscriptions_.find(*id);
+  auto it = id != nullptr ? subscriptions_.find(*id) : subscriptions_.end();
+  std::string durable_name;
   if (it == subscriptions_.end()) {
-    fail("unknown subscription", fmt::format("no subscription with id '{}'", *id), &frame);
+    if (!end_durable) {
+      fail("unknown subscription", fmt::format("no subscription with id '{}'", *id), &frame);
+      return;
+    }
+    // Removing a durable subscription nobody on this connection is attached to (ActiveMQ's
+    // unsubscribe after a deactivating UNSUBSCRIBE, or a later connection): by the name the
+    // client-id and subscription name give it.
+    if (named != nullptr && client_id_.empty()) {
+      fail("durable subscription without client-id", "send client-id on CONNECT to name a durable subscription",
+           &frame);
+      return;
+    }
+    durable_name = "stomp:" + client_id_ + ":" + (named != nullptr ? *named : *id);
+    // Attached here under another id: that subscription ends with it.
+    it = std::find_if(subscriptions_.begin(), subscriptions_.end(),
+                      [&](const auto& entry) { return entry.second.durable_name == durable_name; });
+  } else if (end_durable) {
+    durable_name = it->second.durable_name;
+  }
+  std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto remove = [weak, receipt, durable_name](Status) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (durable_name.empty()) {
+      if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
+      return;
+    }
+    self->broker_.remove_subscription(durable_name, [weak, receipt, durable_name](Status st) {
+      auto s = weak.lock();
+      if (!s || s->is_closing()) return;
+      if (!st) {
+        codec::Frame cause;
+        if (!receipt.empty()) cause.headers.emplace_back("receipt", receipt);
+        s->fail("unknown subscription", fmt::format("no durable subscription '{}'", durable_name), &cause);
+        return;
+      }
+      if (!receipt.empty()) s->send_receipt(receipt);
+    });
+  };
+  if (it == subscriptions_.end()) {
+    remove(ok());
     return;
   }
   // Deliveries still on their way to this subscription are dropped on arrival; the queue
   // takes them (and everything unacked) back when the consumer is removed.
   const auto consumer = it->second.consumer;
-  // UNSUBSCRIBE with the durable header (RabbitMQ) or the subscription name (ActiveMQ) ends a
-  // durable subscription; a plain one only detaches from it.
-  const auto* durable = frame.header("durable");
-  const bool remove = !it->second.durable_name.empty() &&
-                      ((durable != nullptr && *durable == "true") || frame.header("activemq.subscriptionName") != nullptr ||
-                       frame.header("subscription-name") != nullptr);
-  const std::string durable_name = remove ? it->second.durable_name : std::string();
   by_consumer_.erase(consumer);
   subscriptions_.erase(it);
-  std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  broker_.unsubscribe(consumer, [weak, receipt, durable_name](Status) {
-    auto self = weak.lock();
-    if (!self) return;
-    if (!durable_name.empty()) {
-      self->broker_.remove_subscription(durable_name, [weak, receipt](Status) {
-        auto s = weak.lock();
-        if (s && !s->is_closing() && !receipt.empty()) s->send_receipt(receipt);
-      });
-      return;
-    }
-    if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
-  });
+  broker_.unsubscribe(consumer, std::move(remove));
 }
 
 }  // namespace carrier::stomp
