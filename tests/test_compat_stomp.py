@@ -280,3 +280,25 @@ def test_unknown_durable_subscription_removal_is_an_error(broker):
         raw.send_frame("UNSUBSCRIBE", [("id", "x"), ("activemq.subscriptionName", "none")])
         error = expect_error_and_close(raw)
     assert error.header("message") == "unknown subscription", error
+
+
+@pytest.mark.parametrize("ack", ["client", "client-individual"])
+def test_ack_after_abort_acks_the_same_delivery(broker, stomp_client, ack):
+    queue = fresh()
+    consumer = stomp_client(broker)
+    consumer.subscribe(queue, ack=ack)
+    stomp_client(broker).send(queue, "once")
+    [m] = consumer.wait_messages(1)
+    consumer.frame("BEGIN", {"transaction": "t1"})
+    consumer.ack(m, transaction="t1")
+    consumer.frame("ABORT", {"transaction": "t1"})
+    consumer.frame("BEGIN", {"transaction": "t2"})
+    consumer.ack(m, transaction="t2")  # before: ERROR ACK for an unknown message
+    consumer.frame("COMMIT", {"transaction": "t2"})
+    assert not consumer.errors, consumer.errors
+    assert consumer.count() == 1, "the message was delivered again after ABORT"
+    other = stomp_client(broker)
+    other.subscribe(queue)
+    consumer.disconnect()
+    stomp_client(broker).send(queue, "marker")
+    assert [m.body for m in other.wait_messages(1)] == ["marker"]
