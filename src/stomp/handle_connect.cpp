@@ -130,8 +130,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
     // What the broker will do; a direction the client turned off shows heartbeat_ms, which the
     // client's 0 overrides.
     const std::uint32_t hb = options_.heartbeat_ms;
-    headers.emplace_back("heart-beat", fmt::format("{},{}", hb == 0 || send_ms == 0 ? hb : send_ms,
-                                                   hb == 0 || receive_ms == 0 ? hb : receive_ms));
+    headers.emplace_back("heart-beat", fmt::format("{},{}", send_ms != 0 ? send_ms : hb, receive_ms != 0 ? receive_ms : hb));
   }
   headers.emplace_back("server", "carrier/" CARRIER_VERSION);
   headers.emplace_back("session", session_id_);
