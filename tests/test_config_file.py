@@ -95,6 +95,7 @@ store = "log"
 max_frame_bytes = 65536
 max_headers = 50
 heartbeat_ms = 5000
+heartbeat_min_ms = 2000
 
 [core]
 auto_create = true
@@ -113,4 +114,7 @@ fsync = true
     assert client.wait_messages(1)[0].body == "configured"
     with RawStomp(broker.port) as raw:
         connected = raw.connect("1.2", heartbeat="1000,1000")
+        assert connected.header("heart-beat") == "2000,2000", connected  # raised to the floor
+    with RawStomp(broker.port) as raw:
+        connected = raw.connect("1.2", heartbeat="0,0")
         assert connected.header("heart-beat") == "5000,5000", connected

@@ -264,6 +264,8 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.stomp.connect_timeout_ms); }},
     {"max_connect_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_connect_bytes); }},
+    {"heartbeat_min_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.stomp.heartbeat_min_ms); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();

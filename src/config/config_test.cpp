@@ -71,6 +71,7 @@ void expect_defaults(const Config& c) {
   EXPECT_EQ(c.stomp.max_frame_bytes, 16u << 20);
   EXPECT_EQ(c.stomp.max_headers, 1000u);
   EXPECT_EQ(c.stomp.heartbeat_ms, 10000u);
+  EXPECT_EQ(c.stomp.heartbeat_min_ms, 100u);
   EXPECT_TRUE(c.core.auto_create);
   EXPECT_TRUE(c.core.queues.empty());
   EXPECT_EQ(c.core.prefetch_auto, 1000u);
@@ -111,6 +112,7 @@ listen = "0.0.0.0:1234"
 max_frame_bytes = 1024
 max_headers = 7
 heartbeat_ms = 0
+heartbeat_min_ms = 250
 
 [core]
 auto_create = false
@@ -133,6 +135,7 @@ recovery = "skip-corrupt"
   EXPECT_EQ(c.stomp.max_frame_bytes, 1024u);
   EXPECT_EQ(c.stomp.max_headers, 7u);
   EXPECT_EQ(c.stomp.heartbeat_ms, 0u);
+  EXPECT_EQ(c.stomp.heartbeat_min_ms, 250u);
   EXPECT_FALSE(c.core.auto_create);
   EXPECT_EQ(c.core.queues, (std::vector<std::string>{"orders", "orders.eu"}));
   EXPECT_EQ(c.core.prefetch_auto, 5u);

@@ -371,9 +371,15 @@ void Broker::commit(Transaction tx, Completion done) {
         });
       }
     }
-    std::map<ConsumerId, std::vector<std::uint64_t>> nacks;
-    for (auto& a : tx.nacks) nacks[a.consumer].push_back(a.tag);
-    for (auto& [id, tags] : nacks) nack(id, std::move(tags), nullptr);
+    std::map<std::pair<ConsumerId, bool>, std::vector<std::uint64_t>> nacks;
+    for (auto& a : tx.nacks) nacks[{a.consumer, a.requeue}].push_back(a.tag);
+    for (auto& [target, tags] : nacks) {
+      if (target.second) {
+        nack(target.first, std::move(tags), nullptr);
+      } else {
+        reject(target.first, std::move(tags), nullptr);
+      }
+    }
     if (done) done(ok());
   };
   if (batch.empty()) {
@@ -466,6 +472,10 @@ void Broker::nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion don
   settle(id, std::move(tags), false, {}, std::move(done));
 }
 
+void Broker::reject(ConsumerId id, std::vector<std::uint64_t> tags, Completion done) {
+  settle(id, std::move(tags), false, {}, std::move(done), false);
+}
+
 void Broker::add_state(store::Batch& batch, std::vector<StateRecord> state) {
   for (auto& s : state) {
     const std::string key = Destination{DestinationKind::queue, s.queue}.key();
@@ -487,7 +497,7 @@ void Broker::write_state(std::vector<StateRecord> state, Completion done) {
 }
 
 void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
-                    Completion done) {
+                    Completion done, bool requeue) {
   auto it = subscriptions_.find(id);
   if (it == subscriptions_.end()) {
     if (!state.empty()) {
@@ -505,7 +515,11 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
       dispatch(sub.queue->key(), *sub.queue, false);
     } else {
       auto outcome = sub.queue->nack(id, tags);
-      handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+      if (requeue) {
+        handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+      } else {
+        handle_rejected(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+      }
     }
     if (!state.empty()) {
       write_state(std::move(state), std::move(done));
@@ -518,12 +532,13 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
   const auto owner = it->second.owner;
   // Acks of persistent messages are recorded; nacks only move messages in memory.
   if (owner == self_) {
-    owner_settle(it->second.queue_key, id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply));
+    owner_settle(it->second.queue_key, id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply),
+                 requeue);
     return;
   }
   post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), is_ack, state = std::move(state),
-                  reply = std::move(reply)](Broker& b) mutable {
-    b.owner_settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply));
+                  reply = std::move(reply), requeue](Broker& b) mutable {
+    b.owner_settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply), requeue);
   });
 }
 

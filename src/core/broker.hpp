@@ -82,6 +82,7 @@ struct DeliveryRef {
   ConsumerId consumer;
   std::uint64_t tag = 0;
   MessagePtr message;
+  bool requeue = true;  // nacks: false rejects (see Broker::reject)
 };
 
 struct Transaction {
@@ -169,6 +170,9 @@ class Broker {
   // Writes state records in one store batch; `done` once durable.
   void write_state(std::vector<StateRecord> state, Completion done);
   void nack(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
+  // Never offered again: dead-lettered with reason "rejected", or dropped when the destination's
+  // policy has no dead-letter queue (RabbitMQ's NACK with requeue:false).
+  void reject(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
   // Deletes a queue and its messages (temporary queues when their connection closes).
@@ -244,7 +248,7 @@ class Broker {
   // Matches a scheduled topic message now that it is due, and routes it.
   void publish_due(const MessagePtr& m);
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
-              Completion done);
+              Completion done, bool requeue = true);
   static void add_state(store::Batch& batch, std::vector<StateRecord> state);
   void complete_on(ShardId shard, Completion done, Status status);
   void post_to(ShardId shard, std::function<void(Broker&)> fn);
@@ -255,11 +259,13 @@ class Broker {
   void owner_add_consumer(std::string key, ConsumerRef ref, Completion done);
   void owner_remove_consumer(std::string key, ConsumerId id, Completion done);
   void owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool ack, bool persist_acks,
-                    std::vector<StateRecord> state, Completion done);
+                    std::vector<StateRecord> state, Completion done, bool requeue = true);
   void owner_delete(std::string key, Completion done);
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Returned deliveries: dead-letter, delay or requeue each per its destination's policy.
   void handle_returned(const std::string& key, Queue& queue, bool stored, std::vector<Queue::Entry> entries);
+  // Rejected deliveries: dead-lettered (or dropped), never requeued.
+  void handle_rejected(const std::string& key, Queue& queue, bool stored, std::vector<Queue::Entry> entries);
   void dead_letter(const std::string& key, bool stored, Queue::Entry entry, std::string_view reason,
                    store::Batch& batch, std::vector<Routed>& moved);
   void finish_dead_letters(store::Batch batch, std::vector<Routed> moved);

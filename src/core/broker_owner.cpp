@@ -128,7 +128,7 @@ void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion do
 }
 
 void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
-                          bool persist_acks, std::vector<StateRecord> state, Completion done) {
+                          bool persist_acks, std::vector<StateRecord> state, Completion done, bool requeue) {
   auto it = queues_.find(key);
   if (it == queues_.end()) {
     if (!state.empty()) {
@@ -147,7 +147,11 @@ void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint6
   q.touch(now_ms());
   if (!is_ack) {
     auto outcome = q.nack(id, tags);
-    handle_returned(key, q, oq.stored, std::move(outcome.returned));
+    if (requeue) {
+      handle_returned(key, q, oq.stored, std::move(outcome.returned));
+    } else {
+      handle_rejected(key, q, oq.stored, std::move(outcome.returned));
+    }
     if (done) done(ok());
     return;
   }
@@ -275,6 +279,15 @@ void Broker::handle_returned(const std::string& key, Queue& queue, bool stored, 
       dispatch(key, *q, stored);
     });
   }
+  dispatch(key, queue, stored);
+  finish_dead_letters(std::move(batch), std::move(moved));
+}
+
+void Broker::handle_rejected(const std::string& key, Queue& queue, bool stored, std::vector<Queue::Entry> entries) {
+  if (entries.empty()) return;
+  store::Batch batch;
+  std::vector<Routed> moved;
+  for (auto& e : entries) dead_letter(key, stored, std::move(e), "rejected", batch, moved);
   dispatch(key, queue, stored);
   finish_dead_letters(std::move(batch), std::move(moved));
 }

@@ -505,6 +505,24 @@ TEST_F(BrokerTest, RedeliveryWaitsItsDelayThenDeadLetters) {
   EXPECT_EQ(c->got.size(), 2u) << "never in both";
 }
 
+TEST_F(BrokerTest, RejectDeadLettersAtOnceAndNeverRedelivers) {
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 10, c}, nullptr); });
+  auto dlq = std::make_shared<Collector>();
+  on(2, [&](Broker& b) { (void)b.subscribe({{DestinationKind::queue, "DLQ.orders"}, AckMode::auto_ack, 0, dlq}, nullptr); });
+  on(1, [&](Broker& b) { b.send({make("poison", kQueue, true), make("next", kQueue, true)}, nullptr); });
+  ASSERT_EQ(c->got.size(), 2u);
+  on(0, [&](Broker& b) { b.reject(id, {c->got[0].tag}, nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  ASSERT_EQ(dlq->bodies(), (std::vector<std::string>{"poison"}));
+  const auto& props = dlq->got[0].message->properties;
+  EXPECT_NE(std::find(props.begin(), props.end(), std::pair<std::string, std::string>{"dlq-reason", "rejected"}),
+            props.end());
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"poison", "next"})) << "a rejected message is not offered again";
+}
+
 TEST_F(BrokerTest, ScheduledMessageWaitsForItsTime) {
   auto c = std::make_shared<Collector>();
   on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });

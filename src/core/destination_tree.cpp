@@ -160,16 +160,21 @@ void DestinationTree::match(std::string_view name, std::vector<TopicSubscriber>&
   std::vector<Step> stack;
   stack.push_back({root_.get(), name});
   std::string key;
+  // A name starting with `$` is reached only by filters that spell its first level (MQTT's rule;
+  // STOMP's exchanges live there too).
+  const bool hidden = !name.empty() && name.front() == '$';
   while (!stack.empty()) {
     Step s = stack.back();
     stack.pop_back();
     bool more = true;
     auto level = next_level(s.rest, more);
+    const bool wildcards = !hidden || s.node != root_.get();
     // `>` here matches this level and everything after it.
-    out.insert(out.end(), s.node->rest.begin(), s.node->rest.end());
+    if (wildcards) out.insert(out.end(), s.node->rest.begin(), s.node->rest.end());
     key.assign(level);
     auto it = s.node->children.find(key);
-    for (const Node* next : {it != s.node->children.end() ? it->second.get() : nullptr, s.node->star.get()}) {
+    for (const Node* next : {it != s.node->children.end() ? it->second.get() : nullptr,
+                             wildcards ? s.node->star.get() : nullptr}) {
       if (next == nullptr) continue;
       if (more) {
         stack.push_back({next, s.rest});

@@ -28,7 +28,8 @@ struct TopicSubscriber {
 };
 
 // Topic filters in a trie over '.'-separated levels. `*` matches exactly one level; `>` (last
-// level only) matches one or more remaining levels, as ActiveMQ spells them. A match walks the
+// level only) matches one or more remaining levels, as ActiveMQ spells them. A filter whose first
+// level is a wildcard does not match names starting with `$` (MQTT's rule). A match walks the
 // trie once per message: cost grows with the name's depth, not with the number of subscriptions.
 // Runs on: one shard (each shard keeps its own replica).
 class DestinationTree {

@@ -33,6 +33,17 @@ TEST(DestinationTree, ExactAndWildcards) {
   EXPECT_EQ(t.size(), 6u);
 }
 
+TEST(DestinationTree, LeadingWildcardsSkipDollarNames) {
+  DestinationTree t;
+  t.add(">", sub(1));
+  t.add("*.b", sub(2));
+  t.add("$x.b", sub(3));
+  t.add("$x.>", sub(4));
+  t.add("$x.*", sub(5));
+  EXPECT_EQ(ids(t, "$x.b"), (std::vector<std::uint64_t>{3, 4, 5}));
+  EXPECT_EQ(ids(t, "x.b"), (std::vector<std::uint64_t>{1, 2}));
+}
+
 TEST(DestinationTree, RemovePrunes) {
   DestinationTree t;
   t.add("a.*.c", sub(1));

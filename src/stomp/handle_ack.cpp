@@ -8,11 +8,14 @@ namespace carrier::stomp {
 
 Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& frame, Subscription*& sub) {
   sub = nullptr;
+  const bool is_ack_frame = frame.command == codec::Command::ack;
   std::uint64_t tag = 0;
   std::string named;
   if (version_ == codec::Version::v1_2) {
     const auto* id = frame.header("id");
-    if (id == nullptr) return unexpected(Errc::invalid_argument, "ACK/NACK frame has no id header");
+    if (id == nullptr) {
+      return unexpected(Errc::invalid_argument, is_ack_frame ? "ACK frame has no id header" : "NACK frame has no id header");
+    }
     named = *id;
     // Our ack tokens are "<subscription number>.<tag>".
     auto dot = id->find('.');
@@ -34,7 +37,10 @@ Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& 
     }
   } else {
     const auto* message_id = frame.header("message-id");
-    if (message_id == nullptr) return unexpected(Errc::invalid_argument, "ACK/NACK frame has no message-id header");
+    if (message_id == nullptr) {
+      return unexpected(Errc::invalid_argument, is_ack_frame ? "ACK frame has no message-id header"
+                                                             : "NACK frame has no message-id header");
+    }
     named = *message_id;
     const auto* sub_id = frame.header("subscription");
     auto search = [&](Subscription& s) {
@@ -80,8 +86,19 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
   Subscription* sub = nullptr;
   auto refs = resolve_ack(frame, sub);
   if (!refs) {
+    // A missing header is a malformed frame, not an unknown message: say which one.
+    if (refs.error().code == Errc::invalid_argument) {
+      fail(refs.error().detail, {}, &frame);
+      return;
+    }
     fail(is_ack ? "ACK for an unknown message" : "NACK for an unknown message", refs.error().detail, &frame);
     return;
+  }
+  // RabbitMQ: NACK with requeue:false dead-letters (or drops) instead of offering it again.
+  const auto* requeue_header = is_ack ? nullptr : frame.header("requeue");
+  const bool requeue = requeue_header == nullptr || *requeue_header != "false";
+  if (!requeue) {
+    for (auto& r : *refs) r.requeue = false;
   }
   if (const auto* tx = frame.header("transaction")) {
     auto it = transactions_.find(*tx);
@@ -110,8 +127,10 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
   };
   if (is_ack) {
     broker_.ack(sub->consumer, std::move(tags), std::move(done));
-  } else {
+  } else if (requeue) {
     broker_.nack(sub->consumer, std::move(tags), std::move(done));
+  } else {
+    broker_.reject(sub->consumer, std::move(tags), std::move(done));
   }
 }
 

@@ -74,11 +74,13 @@ void Session::handle_connect(codec::Frame& frame) {
     fail("invalid heart-beat header", "expected heart-beat:<send ms>,<receive ms>", &frame);
     return;
   }
-  // The broker offers heartbeat_ms both ways; each direction runs at the slower of the two
-  // sides' wishes, and not at all if either side says 0.
+  // As ActiveMQ and RabbitMQ do, the broker follows the client's wishes (no faster than
+  // heartbeat_min_ms); a direction the client turns off (0) stays off. heartbeat_ms = 0 turns
+  // heart-beats off altogether.
   const std::uint32_t hb = options_.heartbeat_ms;
-  const std::uint32_t send_ms = (cy != 0 && hb != 0) ? std::max(cy, hb) : 0;
-  const std::uint32_t receive_ms = (cx != 0 && hb != 0) ? std::max(cx, hb) : 0;
+  const std::uint32_t floor = options_.heartbeat_min_ms;
+  const std::uint32_t send_ms = (cy != 0 && hb != 0) ? std::max(cy, floor) : 0;
+  const std::uint32_t receive_ms = (cx != 0 && hb != 0) ? std::max(cx, floor) : 0;
 
   auth::Credentials credentials;
   if (const auto* login = frame.header("login")) credentials.username = *login;
@@ -132,8 +134,10 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
                                   : version_ == codec::Version::v1_1 ? "1.1"
                                                                      : "1.0");
   if (version_ != codec::Version::v1_0) {
+    // What the broker will do; a direction the client turned off shows heartbeat_ms, which the
+    // client's 0 overrides.
     const std::uint32_t hb = options_.heartbeat_ms;
-    headers.emplace_back("heart-beat", fmt::format("{},{}", hb, hb));
+    headers.emplace_back("heart-beat", fmt::format("{},{}", send_ms != 0 ? send_ms : hb, receive_ms != 0 ? receive_ms : hb));
   }
   headers.emplace_back("server", "carrier/" CARRIER_VERSION);
   headers.emplace_back("session", session_id_);

@@ -39,8 +39,8 @@ bool Session::is_own_temp_name(std::string_view name) const {
 }
 
 Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
-  auto dest = parse_destination(text);
-  if (!dest) return unexpected(Errc::invalid_argument, fmt::format("invalid destination '{}'", text));
+  auto dest = parse_destination(text, for_subscribe);
+  if (!dest) return unexpected(dest.error());
   if (dest->kind == core::DestinationKind::temp_queue) {
     const bool ours = is_own_temp_name(dest->name);
     if (for_subscribe && !ours) {
@@ -52,6 +52,29 @@ Result<core::Destination> Session::resolve_destination(std::string_view text, bo
   }
   if (auto st = broker_.check_destination(*dest, for_subscribe); !st) return unexpected(st.error());
   return *dest;
+}
+
+void Session::subscribe_reply_queue(const std::string& name, std::string_view spelling) {
+  for (const auto& [id, sub] : subscriptions_) {
+    if (sub.temp_queue == name) return;
+  }
+  std::string id(spelling);
+  if (subscriptions_.contains(id)) return;
+  if (!consumer_) {
+    consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
+  }
+  core::SubscribeRequest request{core::Destination{core::DestinationKind::temp_queue, name}, core::AckMode::auto_ack,
+                                 0, consumer_};
+  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (!consumer) return;  // the SEND still goes; its replies wait for a SUBSCRIBE
+  Subscription sub;
+  sub.id = id;
+  sub.number = next_subscription_number_++;
+  sub.consumer = *consumer;
+  sub.temp_queue = name;
+  sub.automatic = true;
+  by_consumer_.emplace(sub.consumer, id);
+  subscriptions_.emplace(std::move(id), std::move(sub));
 }
 
 Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& frame) {
@@ -119,11 +142,12 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
       m.correlation_id = value;
     } else if (name == "reply-to") {
       // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
-      auto reply = parse_destination(value);
+      auto reply = parse_destination(value, false);
       if (reply && reply->kind == core::DestinationKind::temp_queue) {
         const bool ours = is_own_temp_name(reply->name);
         reply->name = qualify_temp_name(reply->name);
         if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
+        if (ours) subscribe_reply_queue(reply->name, value);
         m.reply_to = format_destination(*reply);
       } else {
         m.reply_to = value;

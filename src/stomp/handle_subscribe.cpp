@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -21,7 +22,8 @@ void Session::handle_subscribe(codec::Frame& frame) {
   }
   // STOMP 1.0 made the id optional; the destination then names the subscription.
   const std::string id = id_header != nullptr ? *id_header : *dest_text;
-  if (subscriptions_.contains(id)) {
+  // A subscription a reply-to made is replaced by an explicit one below (1.0: same id).
+  if (auto existing = subscriptions_.find(id); existing != subscriptions_.end() && !existing->second.automatic) {
     fail("duplicate subscription id", fmt::format("subscription '{}' already exists", id), &frame);
     return;
   }
@@ -31,14 +33,32 @@ void Session::handle_subscribe(codec::Frame& frame) {
          dest.error().detail, &frame);
     return;
   }
+  if (dest->kind == core::DestinationKind::temp_queue) {
+    // An explicit SUBSCRIBE (ActiveMQ's way) replaces the one a reply-to made: one consumer.
+    auto automatic = std::find_if(subscriptions_.begin(), subscriptions_.end(), [&](const auto& entry) {
+      return entry.second.automatic && entry.second.temp_queue == dest->name;
+    });
+    if (automatic != subscriptions_.end()) {
+      broker_.unsubscribe(automatic->second.consumer, nullptr);
+      by_consumer_.erase(automatic->second.consumer);
+      subscriptions_.erase(automatic);
+    }
+  }
   core::AckMode mode = core::AckMode::auto_ack;
   if (const auto* ack = frame.header("ack")) {
     if (*ack == "client") {
       mode = core::AckMode::client;
     } else if (*ack == "client-individual" && version_ != codec::Version::v1_0) {
       mode = core::AckMode::client_individual;
+    } else if (*ack == "client-individual") {
+      fail("invalid ack mode", "ack:client-individual does not exist in STOMP 1.0: use auto or client", &frame);
+      return;
     } else if (*ack != "auto") {
-      fail("invalid ack mode", fmt::format("ack must be auto, client or client-individual, got '{}'", *ack), &frame);
+      fail("invalid ack mode",
+           version_ == codec::Version::v1_0
+               ? fmt::format("ack must be auto or client in STOMP 1.0, got '{}'", *ack)
+               : fmt::format("ack must be auto, client or client-individual, got '{}'", *ack),
+           &frame);
       return;
     }
   }
@@ -71,10 +91,12 @@ void Session::handle_subscribe(codec::Frame& frame) {
     const auto* amq_name = frame.header("activemq.subscriptionName");
     const auto* sub_name = frame.header("subscription-name");
     const auto* durable = frame.header("durable");
+    const auto* persistent = frame.header("persistent");  // RabbitMQ's older spelling of durable
     const auto* shared = frame.header("shared");
     const bool is_shared = shared != nullptr && *shared == "true";
-    const bool is_durable =
-        (durable != nullptr && *durable == "true") || (!is_shared && (amq_name != nullptr || sub_name != nullptr));
+    const bool is_durable = (durable != nullptr && *durable == "true") ||
+                            (persistent != nullptr && *persistent == "true") ||
+                            (!is_shared && (amq_name != nullptr || sub_name != nullptr));
     std::string name = amq_name ? *amq_name : sub_name ? *sub_name : std::string();
     if (is_shared) {
       if (name.empty()) {
@@ -122,6 +144,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   sub.consumer = *consumer;
   sub.ack_mode = mode;
   sub.durable_name = std::move(durable_name);
+  if (dest->kind == core::DestinationKind::temp_queue) sub.temp_queue = dest->name;
   by_consumer_.emplace(sub.consumer, id);
   subscriptions_.emplace(id, std::move(sub));
 }
@@ -129,41 +152,72 @@ void Session::handle_subscribe(codec::Frame& frame) {
 void Session::handle_unsubscribe(codec::Frame& frame) {
   const auto* id = frame.header("id");
   if (id == nullptr && version_ == codec::Version::v1_0) id = frame.header("destination");
-  if (id == nullptr) {
+  // UNSUBSCRIBE with durable:true or persistent:true (RabbitMQ) or the subscription name
+  // (ActiveMQ) ends a durable subscription; without them it only detaches from it.
+  const auto* durable = frame.header("durable");
+  const auto* persistent = frame.header("persistent");
+  const auto* amq_name = frame.header("activemq.subscriptionName");
+  const auto* sub_name = frame.header("subscription-name");
+  const auto* named = amq_name != nullptr ? amq_name : sub_name;
+  const bool end_durable = (durable != nullptr && *durable == "true") ||
+                           (persistent != nullptr && *persistent == "true") || named != nullptr;
+  if (id == nullptr && named == nullptr) {
     fail("UNSUBSCRIBE frame has no id header", {}, &frame);
     return;
   }
-  auto it = subscriptions_.find(*id);
+  auto it = id != nullptr ? subscriptions_.find(*id) : subscriptions_.end();
+  std::string durable_name;
   if (it == subscriptions_.end()) {
-    fail("unknown subscription", fmt::format("no subscription with id '{}'", *id), &frame);
+    if (!end_durable) {
+      fail("unknown subscription", fmt::format("no subscription with id '{}'", *id), &frame);
+      return;
+    }
+    // Removing a durable subscription nobody on this connection is attached to (ActiveMQ's
+    // unsubscribe after a deactivating UNSUBSCRIBE, or a later connection): by the name the
+    // client-id and subscription name give it.
+    if (named != nullptr && client_id_.empty()) {
+      fail("durable subscription without client-id", "send client-id on CONNECT to name a durable subscription",
+           &frame);
+      return;
+    }
+    durable_name = "stomp:" + client_id_ + ":" + (named != nullptr ? *named : *id);
+    // Attached here under another id: that subscription ends with it.
+    it = std::find_if(subscriptions_.begin(), subscriptions_.end(),
+                      [&](const auto& entry) { return entry.second.durable_name == durable_name; });
+  } else if (end_durable) {
+    durable_name = it->second.durable_name;
+  }
+  std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto remove = [weak, receipt, durable_name](Status) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (durable_name.empty()) {
+      if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
+      return;
+    }
+    self->broker_.remove_subscription(durable_name, [weak, receipt, durable_name](Status st) {
+      auto s = weak.lock();
+      if (!s || s->is_closing()) return;
+      if (!st) {
+        codec::Frame cause;
+        if (!receipt.empty()) cause.headers.emplace_back("receipt", receipt);
+        s->fail("unknown subscription", fmt::format("no durable subscription '{}'", durable_name), &cause);
+        return;
+      }
+      if (!receipt.empty()) s->send_receipt(receipt);
+    });
+  };
+  if (it == subscriptions_.end()) {
+    remove(ok());
     return;
   }
   // Deliveries still on their way to this subscription are dropped on arrival; the queue
   // takes them (and everything unacked) back when the consumer is removed.
   const auto consumer = it->second.consumer;
-  // UNSUBSCRIBE with the durable header (RabbitMQ) or the subscription name (ActiveMQ) ends a
-  // durable subscription; a plain one only detaches from it.
-  const auto* durable = frame.header("durable");
-  const bool remove = !it->second.durable_name.empty() &&
-                      ((durable != nullptr && *durable == "true") || frame.header("activemq.subscriptionName") != nullptr ||
-                       frame.header("subscription-name") != nullptr);
-  const std::string durable_name = remove ? it->second.durable_name : std::string();
   by_consumer_.erase(consumer);
   subscriptions_.erase(it);
-  std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  broker_.unsubscribe(consumer, [weak, receipt, durable_name](Status) {
-    auto self = weak.lock();
-    if (!self) return;
-    if (!durable_name.empty()) {
-      self->broker_.remove_subscription(durable_name, [weak, receipt](Status) {
-        auto s = weak.lock();
-        if (s && !s->is_closing() && !receipt.empty()) s->send_receipt(receipt);
-      });
-      return;
-    }
-    if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
-  });
+  broker_.unsubscribe(consumer, std::move(remove));
 }
 
 }  // namespace carrier::stomp

@@ -1,5 +1,3 @@
-#include <map>
-
 #include <fmt/format.h>
 
 #include "stomp/session.hpp"
@@ -63,13 +61,17 @@ void Session::handle_abort(codec::Frame& frame) {
     fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
     return;
   }
-  // Deliveries acked or nacked inside the aborted transaction were taken out of the client's
-  // view; they go back to their queues as redelivered.
-  std::map<core::ConsumerId, std::vector<std::uint64_t>> returned;
-  for (const auto& r : it->second.work.acks) returned[r.consumer].push_back(r.tag);
-  for (const auto& r : it->second.work.nacks) returned[r.consumer].push_back(r.tag);
+  // ACKs and NACKs of the aborted transaction are undone: their deliveries stay with their
+  // subscription, delivered and unacknowledged, so the client may settle them again (as ActiveMQ
+  // and RabbitMQ do). The core never saw them: it still holds them for this consumer.
+  for (const auto* refs : {&it->second.work.acks, &it->second.work.nacks}) {
+    for (const auto& r : *refs) {
+      auto by = by_consumer_.find(r.consumer);
+      if (by == by_consumer_.end()) continue;  // unsubscribed since: the queue took them back
+      if (auto* sub = find_subscription(by->second)) sub->unacked.emplace(r.tag, r.message);
+    }
+  }
   transactions_.erase(it);
-  for (auto& [consumer, tags] : returned) broker_.nack(consumer, std::move(tags), nullptr);
   maybe_receipt(frame);
 }
 

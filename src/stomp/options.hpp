@@ -8,7 +8,8 @@ namespace carrier::stomp {
 struct Options {
   std::size_t max_frame_bytes = 16u << 20;  // a larger frame gets an ERROR and the connection closes
   std::size_t max_headers = 1000;
-  std::uint32_t heartbeat_ms = 10000;       // what the broker offers and asks for; 0 = none
+  std::uint32_t heartbeat_ms = 10000;       // offered when the client asks for none; 0 = no heart-beats
+  std::uint32_t heartbeat_min_ms = 100;     // the client's heart-beat wishes are raised to at least this
   // A connection that has not sent a whole CONNECT within this long gets an ERROR and is closed.
   std::uint32_t connect_timeout_ms = 5000;
   // The largest frame read before the client is let in (its CONNECT): a login has no business

@@ -108,12 +108,17 @@ void Session::on_data(std::string& buffer) {
     if (!step) {
       flush_sends();
       const auto& e = step.error();
+      // The refused frame's receipt may have been read already: the ERROR names it (spec, ERROR).
+      codec::Frame cause;
+      const auto input = std::string_view(buffer).substr(offset);
+      if (auto receipt = codec::peek_header(input, "receipt", version_)) cause.headers.emplace_back("receipt", *receipt);
       if (e.code == Errc::limit_exceeded && !connected_) {
-        fail("frame too large", fmt::format("before CONNECTED a frame may have at most {} bytes: {}",
-                                            limits_.max_frame_bytes, e.detail));
+        fail("frame too large",
+             fmt::format("before CONNECTED a frame may have at most {} bytes: {}", limits_.max_frame_bytes, e.detail),
+             &cause);
         break;
       }
-      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail);
+      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail, &cause);
       break;
     }
     if (!step->frame) {
@@ -182,14 +187,21 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
     w.header("message-id", std::string_view(id_text, sizeof id_text));
     switch (m.destination.kind) {
       case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
-      case core::DestinationKind::topic: w.header("destination", "/topic/", m.destination.name); break;
+      case core::DestinationKind::topic:
+        if (!m.destination.name.empty() && m.destination.name.front() == '$') {
+          w.header("destination", format_destination(m.destination));  // an exchange: "/exchange/..."
+        } else {
+          w.header("destination", "/topic/", m.destination.name);
+        }
+        break;
       case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
     }
     if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
       auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
       w.header("ack", std::string_view(ack_text, r.size));
     }
-    if (d.redelivered) w.header("redelivered", "true");
+    // Present on every delivery, as RabbitMQ sends it: clients test it for "false" too.
+    w.header("redelivered", d.redelivered ? "true" : "false");
     w.header("delivery-count", static_cast<std::int64_t>(d.delivery_count));
     if (m.persistent) w.header("persistent", "true");
     w.header("priority", static_cast<std::int64_t>(m.priority));

@@ -66,6 +66,8 @@ class Session : public net::Connection {
     std::string id;                 // the client's id
     std::uint64_t number = 0;       // ours, in ack tokens
     std::string durable_name;       // a durable subscription's broker-wide name
+    std::string temp_queue;         // a temporary queue's qualified name, if it is on one
+    bool automatic = false;         // made for a SEND's reply-to:/temp-queue/ (RabbitMQ)
     core::ConsumerId consumer;
     core::AckMode ack_mode = core::AckMode::auto_ack;
     std::map<std::uint64_t, core::MessagePtr> unacked;  // by tag: client-acked deliveries held
@@ -103,6 +105,9 @@ class Session : public net::Connection {
   std::string qualify_temp_name(std::string_view name) const;
   // A temporary queue name this connection may own: unqualified, or qualified with our session.
   bool is_own_temp_name(std::string_view name) const;
+  // RabbitMQ: a SEND with reply-to:/temp-queue/x subscribes the sender to that queue (id: the
+  // reply-to as written), unless a subscription on it exists.
+  void subscribe_reply_queue(const std::string& name, std::string_view spelling);
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
   Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
 

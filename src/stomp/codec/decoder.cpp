@@ -261,4 +261,33 @@ Result<DecodeStep> decode(std::string_view input, Version version, const Decoder
   return step;
 }
 
+std::optional<std::string> peek_header(std::string_view input, std::string_view name, Version version) {
+  std::size_t pos = 0;
+  while (pos < input.size() && (input[pos] == '\n' || input[pos] == '\r')) ++pos;
+  std::size_t content_end = 0;
+  std::size_t line = 0;
+  if (!next_line(input, pos, content_end, line)) return std::nullopt;
+  const auto command = parse_command(input.substr(pos, content_end - pos));
+  if (!command) return std::nullopt;
+  const bool escaped = escapes_headers(*command, version);
+  std::size_t next = 0;
+  while (next_line(input, line, content_end, next) && content_end != line) {
+    const std::string_view text = input.substr(line, content_end - line);
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    std::string decoded_name;
+    if (!escaped) {
+      decoded_name.assign(text.substr(0, colon));
+    } else if (unescape_append(text.substr(0, colon), version, decoded_name) != std::string_view::npos) {
+      return std::nullopt;
+    }
+    if (decoded_name == name) {
+      if (!escaped) return std::string(text.substr(colon + 1));
+      return unescape(text.substr(colon + 1), version);
+    }
+    line = next;
+  }
+  return std::nullopt;
+}
+
 }  // namespace carrier::stomp::codec

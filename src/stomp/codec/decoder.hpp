@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/result.hpp"
@@ -32,5 +33,11 @@ struct DecodeStep {
 // (none in 1.0; \r only from 1.2) and is never applied to CONNECT, STOMP and CONNECTED frames,
 // as the spec requires.
 Result<DecodeStep> decode(std::string_view input, Version version, const DecoderLimits& limits);
+
+// The first value of header `name` among the complete header lines of the frame at the front of
+// `input`, or nullopt. For the ERROR about a frame decode() refused (too large, malformed): its
+// `receipt` may have been read already, and the reply should name it. Stops at the first line
+// that is no header (no colon, bad escape); only the failing path calls it.
+std::optional<std::string> peek_header(std::string_view input, std::string_view name, Version version);
 
 }  // namespace carrier::stomp::codec

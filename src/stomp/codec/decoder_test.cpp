@@ -532,5 +532,19 @@ TEST(Decoder, DecodesWhatTheEncoderWrites) {
   }
 }
 
+TEST(Decoder, PeekHeaderFindsTheReceiptOfAFrameItRefuses) {
+  DecoderLimits limits;
+  limits.max_frame_bytes = 64;
+  const std::string big = "\nSEND\ndestination:/queue/a\nreceipt:r\\c1\ncontent-length:1000\n\nxx";
+  ASSERT_FALSE(decode(big, Version::v1_2, limits).has_value());
+  EXPECT_EQ(peek_header(big, "receipt", Version::v1_2), "r:1");
+  EXPECT_EQ(peek_header(big, "receipt", Version::v1_0), "r\\c1");  // 1.0 does not escape
+  // Only complete lines count; a line that is no header ends the search.
+  EXPECT_EQ(peek_header("SEND\nreceipt:r", "receipt", Version::v1_2), std::nullopt);
+  EXPECT_EQ(peek_header("SEND\nbad line\nreceipt:r\n", "receipt", Version::v1_2), std::nullopt);
+  EXPECT_EQ(peek_header("SEND\na:1\n\nreceipt:r\n", "receipt", Version::v1_2), std::nullopt);
+  EXPECT_EQ(peek_header("GARBAGE\nreceipt:r\n", "receipt", Version::v1_2), std::nullopt);
+}
+
 }  // namespace
 }  // namespace carrier::stomp::codec
