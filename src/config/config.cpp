@@ -260,6 +260,12 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_headers); }},
     {"heartbeat_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
+    {"max_transaction_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_transaction_bytes); }},
+    {"max_transaction_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transaction_messages); }},
+    {"max_transactions",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transactions); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();

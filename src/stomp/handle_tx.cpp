@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -16,6 +17,13 @@ void Session::handle_begin(codec::Frame& frame) {
     fail("transaction already begun", fmt::format("transaction '{}' is already open", *tx), &frame);
     return;
   }
+  if (transactions_.size() >= options_.max_transactions) {
+    fail("too many open transactions",
+         fmt::format("a connection may have at most {} transactions open (stomp.max_transactions)",
+                     options_.max_transactions),
+         &frame);
+    return;
+  }
   transactions_.emplace(*tx, Tx{});
   maybe_receipt(frame);
 }
@@ -32,6 +40,8 @@ void Session::handle_commit(codec::Frame& frame) {
     return;
   }
   core::Transaction work = std::move(it->second.work);
+  // From here the broker holds the sends: it counts them where they land.
+  if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));
   transactions_.erase(it);
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
@@ -63,14 +73,51 @@ void Session::handle_abort(codec::Frame& frame) {
     fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
     return;
   }
+  abort_transaction(it);
+  maybe_receipt(frame);
+}
+
+void Session::abort_transaction(std::unordered_map<std::string, Tx>::iterator it) {
   // Deliveries acked or nacked inside the aborted transaction were taken out of the client's
   // view; they go back to their queues as redelivered.
   std::map<core::ConsumerId, std::vector<std::uint64_t>> returned;
   for (const auto& r : it->second.work.acks) returned[r.consumer].push_back(r.tag);
   for (const auto& r : it->second.work.nacks) returned[r.consumer].push_back(r.tag);
+  if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));
   transactions_.erase(it);
   for (auto& [consumer, tags] : returned) broker_.nack(consumer, std::move(tags), nullptr);
-  maybe_receipt(frame);
+}
+
+std::size_t Session::transaction_byte_limit() const {
+  // A transaction past half the memory limit would hold the broker over it by itself, and its
+  // own COMMIT would then wait behind the paused reading.
+  const auto* memory = broker_.memory();
+  if (memory == nullptr || memory->limit() == 0) return options_.max_transaction_bytes;
+  return std::min<std::size_t>(options_.max_transaction_bytes, memory->limit() / 2);
+}
+
+bool Session::admit_to_transaction(std::unordered_map<std::string, Tx>::iterator it, std::size_t bytes,
+                                   std::size_t messages, const codec::Frame& frame) {
+  Tx& tx = it->second;
+  const std::size_t byte_limit = transaction_byte_limit();
+  std::string detail;
+  if (tx.bytes + bytes > byte_limit) {
+    detail = fmt::format("transaction '{}' would hold more than {} bytes (stomp.max_transaction_bytes); it is aborted",
+                         it->first, byte_limit);
+  } else if (tx.messages + messages > options_.max_transaction_messages) {
+    detail = fmt::format(
+        "transaction '{}' would hold more than {} messages (stomp.max_transaction_messages); it is aborted", it->first,
+        options_.max_transaction_messages);
+  }
+  if (detail.empty()) {
+    tx.bytes += bytes;
+    tx.messages += messages;
+    if (auto* memory = broker_.memory()) memory->add(static_cast<std::int64_t>(bytes));
+    return true;
+  }
+  abort_transaction(it);
+  fail("transaction too large", detail, &frame);
+  return false;
 }
 
 }  // namespace carrier::stomp

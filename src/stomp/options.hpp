@@ -9,6 +9,13 @@ struct Options {
   std::size_t max_frame_bytes = 16u << 20;  // a larger frame gets an ERROR and the connection closes
   std::size_t max_headers = 1000;
   std::uint32_t heartbeat_ms = 10000;       // what the broker offers and asks for; 0 = none
+  // A transaction is held in memory until COMMIT: past either bound the frame gets an ERROR and
+  // the transaction is aborted. The bytes also count towards core's memory_limit_bytes, and the
+  // byte bound is capped at half that limit so that a transaction alone cannot hold the broker
+  // past it (producers, this one included, would stop being read: its COMMIT too).
+  std::size_t max_transaction_bytes = 16u << 20;
+  std::size_t max_transaction_messages = 100000;  // messages sent, acked or nacked in it
+  std::size_t max_transactions = 16;             // open at once on one connection
 };
 
 }  // namespace carrier::stomp
