@@ -274,3 +274,52 @@ def test_open_transactions_per_connection_are_capped(broker):
     assert error.header("message") == "too many open transactions", error
     assert b"at most 16 transactions open (stomp.max_transactions)" in error.body, error
     assert_broker_works(broker.port)
+
+
+def read_receipts_until_quiet(raw, receipts, quiet=0.5, timeout=20.0):
+    """Collects RECEIPT ids into `receipts` until none has come for `quiet` seconds."""
+    def stalled():
+        before = len(receipts)
+        for frame in raw.idle(quiet):
+            assert frame.command == "RECEIPT", frame
+            receipts.append(frame.header("receipt-id"))
+        return len(receipts) == before
+
+    wait_for(stalled, timeout, "the transaction's receipts to stop coming")
+
+
+@pytest.mark.timeout(60)
+def test_a_transaction_counts_towards_the_memory_limit(broker_factory, stomp_client):
+    """6 MiB wait in a queue under an 8 MiB limit; a transaction's SENDs take the rest, so the
+    broker stops reading them at the limit (no ERROR: the transaction is under its own bound of
+    4 MiB), and reads on once a consumer drains the backlog; the COMMIT then delivers it all."""
+    broker = broker_factory(config="[core]\nmemory_limit_bytes = 8388608\n")
+    body = "x" * (256 * 1024)
+    backlog, target = "/queue/tx-mem-backlog", "/queue/tx-mem-target"
+    stomp_client(broker).send_many(backlog, [body] * 24)
+    receiver = stomp_client(broker)
+    receiver.subscribe(target)
+    with RawStomp(broker.port, timeout=10) as raw:
+        raw.connect("1.2")
+        raw.send_frame("BEGIN", [("transaction", "t1")])
+        data = bytearray()
+        for i in range(12):  # 3 MiB
+            data += frame_bytes("SEND", [("destination", target), ("transaction", "t1"), ("receipt", f"t{i}"),
+                                         ("content-length", str(len(body)))], body.encode())
+        raw.send(bytes(data))
+        receipts = []
+        read_receipts_until_quiet(raw, receipts)
+        assert len(receipts) < 12, "every transactional SEND was read past the memory limit: not counted"
+        drain = stomp_client(broker)
+        drain.subscribe(backlog)
+        drain.wait_messages(24)
+
+        def all_read():
+            receipts.extend(frame.header("receipt-id") for frame in raw.idle(0.05))
+            return len(receipts) == 12
+
+        wait_for(all_read, 20, lambda: f"the rest of the transaction to be read ({len(receipts)} of 12 receipts)")
+        raw.send_frame("COMMIT", [("transaction", "t1"), ("receipt", "commit")])
+        assert raw.read_frame().header("receipt-id") == "commit"
+    receiver.wait_messages(12)
+    assert receiver.count() == 12
