@@ -603,12 +603,6 @@ TEST_F(BrokerTest, NoLocalSkipsOwnMessages) {
   EXPECT_EQ(c->bodies(), (std::vector<std::string>{"theirs"}));
 }
 
-}  // namespace
-}  // namespace carrier::core
-
-namespace carrier::core {
-namespace {
-
 // ---------------------------------------------------------------- empty queues are freed
 
 TEST_F(BrokerTest, DrainedQueueIsFreedWhenItsLastConsumerLeaves) {
