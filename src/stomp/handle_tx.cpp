@@ -112,7 +112,7 @@ bool Session::admit_to_transaction(std::unordered_map<std::string, Tx>::iterator
   if (detail.empty()) {
     tx.bytes += bytes;
     tx.messages += messages;
-    if (auto* memory = broker_.memory()) memory->add(static_cast<std::int64_t>(bytes));
+    if (auto* memory = broker_.memory(); memory != nullptr && bytes != 0) memory->add(static_cast<std::int64_t>(bytes));
     return true;
   }
   abort_transaction(it);
