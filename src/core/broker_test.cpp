@@ -696,6 +696,24 @@ TEST_F(BrokerTest, QueueEmptiedByExpiryIsFreedByTheSweep) {
   EXPECT_EQ(memory_.used(), 0);
 }
 
+TEST_F(BrokerTest, RecoveredScheduledMessageOutlivesItsCollectedQueue) {
+  Options o;
+  o.sweep_interval_ms = 100;
+  build(o);
+  auto m = std::make_shared<Message>(*make("later", kQueue, true));
+  m->deliver_at_ms = now_ + 500;
+  std::vector<Broker*> peers;
+  for (auto& b : brokers_) peers.push_back(b.get());
+  Broker::recover(peers, store::RecoveredMessage{kQueue.key(), m, 0});
+  for (auto& b : brokers_) ex_.on(b->shard(), [&] { b->start(); });
+  advance(100);
+  EXPECT_EQ(total_queues(), 0u) << "empty while the message waits in the schedule";
+  advance(400);
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"later"}));
+}
+
 TEST_F(BrokerTest, ConfiguredTemporaryAndNamedQueuesAreNotCollected) {
   Options o;
   o.queues = {"orders"};
