@@ -203,6 +203,7 @@ class Broker {
     std::string subscription_name;  // named subscriptions
     bool durable = false;
     std::uint32_t delayed = 0;  // returned messages waiting out a redelivery delay, outside the queue
+    std::uint64_t incarnation = 0;  // tells a queue from one re-created under the same key
   };
   using OwnedQueues = std::unordered_map<std::string, OwnedQueue>;
 
@@ -315,6 +316,7 @@ class Broker {
   Schedule schedule_;
   std::int64_t armed_due_ = INT64_MAX;
   std::uint64_t next_consumer_ = 1;
+  std::uint64_t next_incarnation_ = 1;
 };
 
 }  // namespace carrier::core

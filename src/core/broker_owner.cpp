@@ -33,6 +33,7 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   q.queue = std::make_unique<Queue>(key, match_selector_);
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
+  q.incarnation = next_incarnation_++;
   auto [ins, _] = queues_.emplace(key, std::move(q));
   account(kQueueOverheadBytes);
   return ins->second;
@@ -278,13 +279,18 @@ void Broker::handle_returned(const std::string& key, Queue& queue, bool stored, 
       continue;
     }
     // Counted so that the queue is not collected as empty while the message waits outside it.
-    if (auto it = queues_.find(key); it != queues_.end()) ++it->second.delayed;
-    at(now + delay, [this, key, e, stored]() mutable {
+    std::uint64_t incarnation = 0;
+    if (auto it = queues_.find(key); it != queues_.end()) {
+      ++it->second.delayed;
+      incarnation = it->second.incarnation;
+    }
+    at(now + delay, [this, key, e, stored, incarnation]() mutable {
       // The queue may be gone (a private subscription closed, a temporary queue deleted).
       Queue* q = nullptr;
       if (auto it = queues_.find(key); it != queues_.end()) {
         q = it->second.queue.get();
-        if (it->second.delayed > 0) --it->second.delayed;
+        // Only the queue that counted it: one deleted and re-created since has its own count.
+        if (it->second.incarnation == incarnation) --it->second.delayed;
       } else {
         for (auto& [id, sub] : topic_subscriptions_) {
           if (sub.queue->key() == key) q = sub.queue.get();
