@@ -219,6 +219,17 @@ int serve(const config::Flags& flags) {
   while ((open_connections(pool) != 0 || !mqtt_service.idle()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // What the shards still hold once the connections are gone: durable state only, unless
+  // something leaks. The first round lets the connections' last posted calls land.
+  on_every_shard(pool, [] {});
+  on_every_shard(pool, [&brokers, &pool, &log] {
+    const auto s = brokers[pool.current()->value()]->stats();
+    log->info("shard {} at shutdown: {} queue(s), {} topic subscription(s), {} named subscription(s), {} message(s) "
+              "ready, {} unacked, {} scheduled",
+              pool.current()->value(), s.queues, s.topic_subscriptions, s.named_subscriptions, s.messages_ready,
+              s.messages_unacked, s.scheduled);
+  });
+  log->info("memory gauge at shutdown: {} byte(s)", memory.used());
   auth.stop();
   (*store)->close();
   pool.force_stop();

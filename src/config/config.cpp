@@ -266,6 +266,12 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_connect_bytes); }},
     {"heartbeat_min_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.stomp.heartbeat_min_ms); }},
+    {"max_transaction_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.stomp.max_transaction_bytes); }},
+    {"max_transaction_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transaction_messages); }},
+    {"max_transactions",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transactions); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();

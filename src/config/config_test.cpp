@@ -72,6 +72,9 @@ void expect_defaults(const Config& c) {
   EXPECT_EQ(c.stomp.max_headers, 1000u);
   EXPECT_EQ(c.stomp.heartbeat_ms, 10000u);
   EXPECT_EQ(c.stomp.heartbeat_min_ms, 100u);
+  EXPECT_EQ(c.stomp.max_transaction_bytes, 16u << 20);
+  EXPECT_EQ(c.stomp.max_transaction_messages, 100000u);
+  EXPECT_EQ(c.stomp.max_transactions, 16u);
   EXPECT_TRUE(c.core.auto_create);
   EXPECT_TRUE(c.core.queues.empty());
   EXPECT_EQ(c.core.prefetch_auto, 1000u);
@@ -166,6 +169,18 @@ TEST(ConfigParse, ListenOffKeepsTheRestOfTheDefaults) {
   const Config c = parse_ok("[stomp]\nlisten = \"off\"\n");
   EXPECT_FALSE(c.stomp_listener.enabled);
   EXPECT_EQ(c.stomp.max_frame_bytes, 16u << 20);
+}
+
+TEST(ConfigParse, TransactionBounds) {
+  const Config c = parse_ok("[stomp]\nmax_transaction_bytes = 1048576\nmax_transaction_messages = 10\n"
+                            "max_transactions = 2\n");
+  EXPECT_EQ(c.stomp.max_transaction_bytes, 1048576u);
+  EXPECT_EQ(c.stomp.max_transaction_messages, 10u);
+  EXPECT_EQ(c.stomp.max_transactions, 2u);
+  EXPECT_THAT(toml_error("[stomp]\nmax_transactions = 0"),
+              StartsWith("'stomp.max_transactions' must be a positive integer, got 0"));
+  EXPECT_THAT(toml_error("[stomp]\nmax_transaction_bytes = 1023"),
+              StartsWith("'stomp.max_transaction_bytes' must be an integer >= 1024, got 1023"));
 }
 
 TEST(ConfigParse, LargestValuesFit) {

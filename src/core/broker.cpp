@@ -412,6 +412,7 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
     auto queue = std::make_unique<Queue>("private:" + request.destination.name);
     queue->add_consumer(std::move(ref));
     topic_subscriptions_.emplace(id, TopicSubscription{request.destination.name, std::move(queue)});
+    account(kQueueOverheadBytes);
     subscriptions_.emplace(id, std::move(info));
     TopicSubscriber sub{id, self_, {}, false, request.selector, request.no_local_origin};
     auto finish = std::move(done);
@@ -451,6 +452,7 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
     std::string filter = sub->second.filter;
     for (auto& e : sub->second.queue->take_all()) account(-static_cast<std::int64_t>(e.message->footprint()));
     topic_subscriptions_.erase(sub);
+    account(-kQueueOverheadBytes);
     broadcast([filter, id](Broker& b) { b.index_remove(filter, id); }, std::move(done));
     return;
   }

@@ -192,6 +192,11 @@ class Broker {
 
   BrokerStats stats() const;
 
+  // What one queue object costs beyond its messages (the queue, its map entry, a lane and a
+  // consumer's unacked log once used), counted in the MemoryGauge so that many destinations
+  // weigh on `memory_limit_bytes` like messages do. An estimate: the allocator decides the rest.
+  static constexpr std::int64_t kQueueOverheadBytes = 1024;
+
  private:
   struct SubscriptionInfo {
     Destination destination;
@@ -206,7 +211,10 @@ class Broker {
     bool stored = true;      // persistent messages in it are in the store
     std::string subscription_name;  // named subscriptions
     bool durable = false;
+    std::uint32_t delayed = 0;  // returned messages waiting out a redelivery delay, outside the queue
+    std::uint64_t incarnation = 0;  // tells a queue from one re-created under the same key
   };
+  using OwnedQueues = std::unordered_map<std::string, OwnedQueue>;
 
   struct NamedEntry {
     NamedSubscription def;
@@ -255,6 +263,13 @@ class Broker {
 
   // ---- owner side (broker_owner.cpp)
   OwnedQueue& owned(const std::string& key);
+  // Erases an owned queue (its messages already taken out) and its share of the memory gauge.
+  void drop_queue(OwnedQueues::iterator it);
+  // An auto-created queue holding nothing (no messages, consumers or delayed redeliveries) costs
+  // memory and means nothing: it goes, and comes back on next use. Configured, temporary and
+  // named-subscription queues keep their own lifecycle.
+  bool collectable(const std::string& key, const OwnedQueue& oq) const;
+  void collect_if_empty(const std::string& key);
   void owner_enqueue(std::vector<Routed> messages, Completion verdict);
   void owner_add_consumer(std::string key, ConsumerRef ref, Completion done);
   void owner_remove_consumer(std::string key, ConsumerId id, Completion done);
@@ -316,7 +331,7 @@ class Broker {
   std::vector<std::pair<Destination, std::size_t>> policy_patterns_;  // kind + filter -> policies index
   std::vector<bool> policy_any_kind_;
 
-  std::unordered_map<std::string, OwnedQueue> queues_;               // owned here, by key
+  OwnedQueues queues_;                                               // owned here, by key
   std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;   // consumers homed here
   std::unordered_map<ConsumerId, TopicSubscription> topic_subscriptions_;
   std::unordered_map<std::string, NamedEntry> named_;                // replica: every named subscription
@@ -326,6 +341,7 @@ class Broker {
   Schedule schedule_;
   std::int64_t armed_due_ = INT64_MAX;
   std::uint64_t next_consumer_ = 1;
+  std::uint64_t next_incarnation_ = 1;
 };
 
 }  // namespace carrier::core

@@ -33,8 +33,28 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   q.queue = std::make_unique<Queue>(key, match_selector_);
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
+  q.incarnation = next_incarnation_++;
   auto [ins, _] = queues_.emplace(key, std::move(q));
+  account(kQueueOverheadBytes);
   return ins->second;
+}
+
+void Broker::drop_queue(OwnedQueues::iterator it) {
+  queues_.erase(it);
+  account(-kQueueOverheadBytes);
+}
+
+bool Broker::collectable(const std::string& key, const OwnedQueue& oq) const {
+  if (!starts_with(key, kQueuePrefix) || !oq.subscription_name.empty()) return false;
+  // No consumer means no unacked delivery either: those belong to consumers.
+  const Queue& q = *oq.queue;
+  if (q.depth() != 0 || q.consumer_count() != 0 || oq.delayed != 0) return false;
+  return !configured_queues_.contains(key.substr(kQueuePrefix.size()));
+}
+
+void Broker::collect_if_empty(const std::string& key) {
+  auto it = queues_.find(key);
+  if (it != queues_.end() && collectable(key, it->second)) drop_queue(it);
 }
 
 void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
@@ -123,6 +143,9 @@ void Broker::owner_remove_consumer(std::string key, ConsumerId id, Completion do
       // A non-durable named (shared) subscription lives as long as it has consumers.
       remove_subscription(oq.subscription_name, nullptr);
     }
+    // The last consumer gone from a drained queue: free it now rather than at the next sweep,
+    // so a client cycling through fresh names cannot pile up empty queues in between.
+    collect_if_empty(key);
   }
   if (done) done(ok());
 }
@@ -181,7 +204,7 @@ void Broker::owner_delete(std::string key, Completion done) {
   for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
   store::Batch batch;
   release(key, oq.stored, gone, batch);
-  queues_.erase(it);
+  drop_queue(it);
   if (batch.empty()) {
     if (done) done(ok());
     return;
@@ -259,11 +282,19 @@ void Broker::handle_returned(const std::string& key, Queue& queue, bool stored, 
       queue.requeue(std::move(e));
       continue;
     }
-    at(now + delay, [this, key, e, stored]() mutable {
+    // Counted so that the queue is not collected as empty while the message waits outside it.
+    std::uint64_t incarnation = 0;
+    if (auto it = queues_.find(key); it != queues_.end()) {
+      ++it->second.delayed;
+      incarnation = it->second.incarnation;
+    }
+    at(now + delay, [this, key, e, stored, incarnation]() mutable {
       // The queue may be gone (a private subscription closed, a temporary queue deleted).
       Queue* q = nullptr;
       if (auto it = queues_.find(key); it != queues_.end()) {
         q = it->second.queue.get();
+        // Only the queue that counted it: one deleted and re-created since has its own count.
+        if (it->second.incarnation == incarnation) --it->second.delayed;
       } else {
         for (auto& [id, sub] : topic_subscriptions_) {
           if (sub.queue->key() == key) q = sub.queue.get();
@@ -372,6 +403,7 @@ void Broker::sweep() {
   store::Batch batch;
   std::vector<Routed> moved;
   std::vector<std::string> idle;
+  std::vector<std::string> empty;
   for (auto& [key, oq] : queues_) {
     for (auto& e : oq.queue->take_expired(now)) {
       if (policy_for(e.message->destination).expired_to_dlq) {
@@ -379,6 +411,11 @@ void Broker::sweep() {
       } else {
         release(key, oq.stored, {e.message}, batch);
       }
+    }
+    // Emptied by expiry, overflow or dead-lettering, or created by a send that was refused.
+    if (collectable(key, oq)) {
+      empty.push_back(key);
+      continue;
     }
     if (!starts_with(key, kQueuePrefix) && !starts_with(key, "temp-queue:")) continue;
     auto d = Destination::from_key(key);
@@ -397,8 +434,11 @@ void Broker::sweep() {
     std::vector<MessagePtr> gone;
     for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
     release(key, it->second.stored, gone, batch);
-    queues_.erase(it);
+    drop_queue(it);
   }
+  for (const auto& key : empty) drop_queue(queues_.find(key));
+  // A burst of queues leaves a bucket array sized for it behind; give it back once they are gone.
+  if (queues_.bucket_count() > 1024 && queues_.bucket_count() > 8 * queues_.size()) queues_.rehash(0);
   finish_dead_letters(std::move(batch), std::move(moved));
   at(now + options_.sweep_interval_ms, [this]() { sweep(); });
 }
@@ -447,10 +487,12 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
   b->account(static_cast<std::int64_t>(m->footprint()));
   if (m->deliver_at_ms > b->now_ms()) {
     b->at(m->deliver_at_ms, [b, key = r.queue, m, count = r.delivery_count]() {
-      auto it = b->queues_.find(key);
-      if (it == b->queues_.end()) return;
-      it->second.queue->restore(m, count);
-      b->dispatch(key, *it->second.queue, it->second.stored);
+      // A queue collected as empty meanwhile comes back, as for any send; a subscription's
+      // queue that is gone means the subscription was removed.
+      if (starts_with(key, kSubscriptionPrefix) && !b->queues_.contains(key)) return;
+      auto& oq = b->owned(key);
+      oq.queue->restore(m, count);
+      b->dispatch(key, *oq.queue, oq.stored);
     });
     return;
   }

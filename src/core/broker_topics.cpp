@@ -370,7 +370,7 @@ void Broker::remove_subscription(std::string name, Completion done) {
                 if (it != b.queues_.end()) {
                   for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
                   stored = it->second.stored;
-                  b.queues_.erase(it);
+                  b.drop_queue(it);
                 }
                 store::Batch batch;
                 b.release(key, stored, gone, batch);

@@ -9,6 +9,12 @@ std::size_t priority_index(const Message& m) { return std::min<std::size_t>(m.pr
 bool expired(const Message& m, std::int64_t now_ms) { return m.expires_ms != 0 && m.expires_ms <= now_ms; }
 }  // namespace
 
+Queue::Lane& Queue::lane_for(std::size_t priority) {
+  auto& slot = ready_[priority];
+  if (!slot) slot = std::make_unique<Lane>();
+  return *slot;
+}
+
 void Queue::enqueue(MessagePtr message) {
   Entry e;
   e.message = std::move(message);
@@ -30,16 +36,16 @@ void Queue::requeue(Entry entry) { push_ready(std::move(entry)); }
 void Queue::push_back_ready(Entry entry) {
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
-  ready_[priority_index(*entry.message)].push_back(std::move(entry));
+  lane_for(priority_index(*entry.message)).push_back(std::move(entry));
 }
 
 void Queue::push_ready(Entry entry) {
-  auto& lane = ready_[priority_index(*entry.message)];
-  auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
+  auto& into = lane_for(priority_index(*entry.message));
+  auto pos = std::lower_bound(into.begin(), into.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
-  lane.insert(pos, std::move(entry));
+  into.insert(pos, std::move(entry));
 }
 
 Queue::ConsumerState* Queue::find(ConsumerId id) {
@@ -149,7 +155,8 @@ std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<En
   std::vector<int> batch_of(consumers_.size(), -1);
   const std::size_t n = consumers_.size();
   for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
-    auto& lane = ready_[p];
+    if (!ready_[p]) continue;
+    auto& lane = *ready_[p];
     // Messages no consumer takes now keep their place, ahead of the rest of the lane.
     std::vector<Entry> skipped;
     while (!lane.empty()) {
@@ -190,7 +197,9 @@ std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<En
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
   std::vector<Entry> out;
-  for (auto& lane : ready_) {
+  for (auto& slot : ready_) {
+    if (!slot) continue;
+    auto& lane = *slot;
     auto keep = std::stable_partition(lane.begin(), lane.end(),
                                       [now_ms](const Entry& e) { return !expired(*e.message, now_ms); });
     for (auto it = keep; it != lane.end(); ++it) {
@@ -204,8 +213,9 @@ std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
 }
 
 bool Queue::take_oldest(Entry& out) {
-  for (auto& lane : ready_) {
-    if (lane.empty()) continue;
+  for (auto& slot : ready_) {
+    if (!slot || slot->empty()) continue;
+    auto& lane = *slot;
     out = std::move(lane.front());
     lane.pop_front();
     ready_bytes_ -= out.message->footprint();
@@ -217,9 +227,10 @@ bool Queue::take_oldest(Entry& out) {
 
 std::vector<Queue::Entry> Queue::take_all() {
   std::vector<Entry> out;
-  for (auto& lane : ready_) {
-    for (auto& e : lane) out.push_back(std::move(e));
-    lane.clear();
+  for (auto& slot : ready_) {
+    if (!slot) continue;
+    for (auto& e : *slot) out.push_back(std::move(e));
+    slot.reset();
   }
   for (auto& c : consumers_) {
     for (auto& e : c.unacked.take_all()) out.push_back(std::move(e));
@@ -230,8 +241,9 @@ std::vector<Queue::Entry> Queue::take_all() {
 }
 
 void Queue::for_each(const std::function<void(const Entry&)>& visit) const {
-  for (const auto& lane : ready_) {
-    for (const auto& e : lane) visit(e);
+  for (const auto& slot : ready_) {
+    if (!slot) continue;
+    for (const auto& e : *slot) visit(e);
   }
   for (const auto& c : consumers_) {
     c.unacked.for_each(visit);

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,7 +106,12 @@ class Queue {
 
   std::string key_;
   Matcher matcher_;
-  std::array<std::deque<Entry>, 10> ready_;  // index = priority
+  // A lane of one priority, allocated on first use: an empty std::deque already holds ~600
+  // bytes, so ten eager ones made every queue cost ~6 KiB before its first message.
+  using Lane = std::deque<Entry>;
+  Lane& lane_for(std::size_t priority);
+
+  std::array<std::unique_ptr<Lane>, 10> ready_;  // index = priority; null until used
   std::size_t ready_count_ = 0;
   std::size_t ready_bytes_ = 0;
   std::uint64_t next_seq_ = 1;

@@ -106,6 +106,8 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
       fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
       return;
     }
+    // The deliveries were held by the subscription already: only the entries count.
+    if (!admit_to_transaction(it, 0, refs->size(), frame)) return;
     auto& target = is_ack ? it->second.work.acks : it->second.work.nacks;
     target.insert(target.end(), refs->begin(), refs->end());
     maybe_receipt(frame);

@@ -187,6 +187,10 @@ void Session::handle_send(codec::Frame& frame) {
       fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
       return;
     }
+    std::size_t bytes = 0;
+    for (const auto& m : *messages) bytes += m->footprint();
+    flush_sends();  // plain SENDs before this one go ahead of a possible ERROR
+    if (!admit_to_transaction(it, bytes, messages->size(), frame)) return;
     for (auto& m : *messages) it->second.work.sends.push_back(std::move(m));
     maybe_receipt(frame);
     return;

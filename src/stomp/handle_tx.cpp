@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "stomp/session.hpp"
@@ -12,6 +14,13 @@ void Session::handle_begin(codec::Frame& frame) {
   }
   if (transactions_.contains(*tx)) {
     fail("transaction already begun", fmt::format("transaction '{}' is already open", *tx), &frame);
+    return;
+  }
+  if (transactions_.size() >= options_.max_transactions) {
+    fail("too many open transactions",
+         fmt::format("a connection may have at most {} transactions open (stomp.max_transactions)",
+                     options_.max_transactions),
+         &frame);
     return;
   }
   transactions_.emplace(*tx, Tx{});
@@ -30,6 +39,8 @@ void Session::handle_commit(codec::Frame& frame) {
     return;
   }
   core::Transaction work = std::move(it->second.work);
+  // From here the broker holds the sends: it counts them where they land.
+  if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));
   transactions_.erase(it);
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
@@ -61,6 +72,11 @@ void Session::handle_abort(codec::Frame& frame) {
     fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
     return;
   }
+  abort_transaction(it);
+  maybe_receipt(frame);
+}
+
+void Session::abort_transaction(std::unordered_map<std::string, Tx>::iterator it) {
   // ACKs and NACKs of the aborted transaction are undone: their deliveries stay with their
   // subscription, delivered and unacknowledged, so the client may settle them again (as ActiveMQ
   // and RabbitMQ do). The core never saw them: it still holds them for this consumer.
@@ -71,8 +87,40 @@ void Session::handle_abort(codec::Frame& frame) {
       if (auto* sub = find_subscription(by->second)) sub->unacked.emplace(r.tag, r.message);
     }
   }
+  if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));
   transactions_.erase(it);
-  maybe_receipt(frame);
+}
+
+std::size_t Session::transaction_byte_limit() const {
+  // A transaction past half the memory limit would hold the broker over it by itself, and its
+  // own COMMIT would then wait behind the paused reading.
+  const auto* memory = broker_.memory();
+  if (memory == nullptr || memory->limit() == 0) return options_.max_transaction_bytes;
+  return std::min<std::size_t>(options_.max_transaction_bytes, memory->limit() / 2);
+}
+
+bool Session::admit_to_transaction(std::unordered_map<std::string, Tx>::iterator it, std::size_t bytes,
+                                   std::size_t messages, const codec::Frame& frame) {
+  Tx& tx = it->second;
+  const std::size_t byte_limit = transaction_byte_limit();
+  std::string detail;
+  if (tx.bytes + bytes > byte_limit) {
+    detail = fmt::format("transaction '{}' would hold more than {} bytes (stomp.max_transaction_bytes); it is aborted",
+                         it->first, byte_limit);
+  } else if (tx.messages + messages > options_.max_transaction_messages) {
+    detail = fmt::format(
+        "transaction '{}' would hold more than {} messages (stomp.max_transaction_messages); it is aborted", it->first,
+        options_.max_transaction_messages);
+  }
+  if (detail.empty()) {
+    tx.bytes += bytes;
+    tx.messages += messages;
+    if (auto* memory = broker_.memory(); memory != nullptr && bytes != 0) memory->add(static_cast<std::int64_t>(bytes));
+    return true;
+  }
+  abort_transaction(it);
+  fail("transaction too large", detail, &frame);
+  return false;
 }
 
 }  // namespace carrier::stomp

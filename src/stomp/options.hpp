@@ -15,6 +15,13 @@ struct Options {
   // The largest frame read before the client is let in (its CONNECT): a login has no business
   // being megabytes, and an unauthenticated peer must not make the broker buffer them.
   std::size_t max_connect_bytes = 64u << 10;
+  // A transaction is held in memory until COMMIT: past either bound the frame gets an ERROR and
+  // the transaction is aborted. The bytes also count towards core's memory_limit_bytes, and the
+  // byte bound is capped at half that limit so that a transaction alone cannot hold the broker
+  // past it (producers, this one included, would stop being read: its COMMIT too).
+  std::size_t max_transaction_bytes = 16u << 20;
+  std::size_t max_transaction_messages = 100000;  // messages sent, acked or nacked in it
+  std::size_t max_transactions = 16;             // open at once on one connection
 };
 
 }  // namespace carrier::stomp

@@ -250,6 +250,9 @@ void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
   // Open transactions are aborted: their sends are dropped; deliveries they acked are still
   // held by the subscriptions and go back to their queues with them.
+  if (auto* memory = broker_.memory()) {
+    for (const auto& [name, tx] : transactions_) memory->sub(static_cast<std::int64_t>(tx.bytes));
+  }
   transactions_.clear();
   release_subscriptions();
   for (const auto& name : temp_queues_) {

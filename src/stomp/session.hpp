@@ -80,6 +80,8 @@ class Session : public net::Connection {
   };
   struct Tx {
     core::Transaction work;
+    std::size_t bytes = 0;     // of the buffered sends, counted in the broker's memory gauge
+    std::size_t messages = 0;  // sends, acks and nacks buffered
   };
 
   void handle(codec::Frame& frame);
@@ -94,6 +96,14 @@ class Session : public net::Connection {
   void handle_begin(codec::Frame& frame);
   void handle_commit(codec::Frame& frame);
   void handle_abort(codec::Frame& frame);
+  // Adds `bytes` of sends and `messages` entries to a transaction if its bounds allow; otherwise
+  // aborts it, answers `frame` with an ERROR naming the bound, and returns false.
+  bool admit_to_transaction(std::unordered_map<std::string, Tx>::iterator it, std::size_t bytes,
+                            std::size_t messages, const codec::Frame& frame);
+  // Ends a transaction without committing: its sends are dropped, the deliveries it acked or
+  // nacked go back to their queues (redelivered).
+  void abort_transaction(std::unordered_map<std::string, Tx>::iterator it);
+  std::size_t transaction_byte_limit() const;
   void handle_disconnect(codec::Frame& frame);
 
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
