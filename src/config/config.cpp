@@ -232,6 +232,14 @@ Status assign(Result<T> read, Target& target) {
   return ok();
 }
 
+Status read_slow_consumer(const Field& f, net::SlowConsumerPolicy& target) {
+  static constexpr std::string_view kPolicies[] = {"drop", "disconnect"};
+  auto name = read_name(f, kPolicies);
+  if (!name) return unexpected(std::move(name).error());
+  target = *name == "drop" ? net::SlowConsumerPolicy::drop : net::SlowConsumerPolicy::disconnect;
+  return ok();
+}
+
 using Apply = Status (*)(const Field&, Config&);
 
 struct Key {
@@ -260,6 +268,11 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_headers); }},
     {"heartbeat_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.stomp.heartbeat_ms); }},
+    {"max_pending_output_bytes",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64 * 1024, kInt64Max), c.stomp.max_pending_output_bytes);
+     }},
+    {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.stomp.slow_consumer); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
@@ -292,6 +305,11 @@ constexpr Key kMqttKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.mqtt.session_expiry_max); }},
     {"connect_timeout_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.mqtt.connect_timeout_ms); }},
+    {"max_pending_output_bytes",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64 * 1024, kInt64Max), c.mqtt.max_pending_output_bytes);
+     }},
+    {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.mqtt.slow_consumer); }},
 };
 
 constexpr Key kCoreKeys[] = {

@@ -377,7 +377,7 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
   if (info.topic_private) {
     auto sub = topic_subscriptions_.find(id);
     std::string filter = sub->second.filter;
-    for (auto& e : sub->second.queue->take_all()) account(-static_cast<std::int64_t>(e.message->footprint()));
+    for (auto& e : sub->second.queue->take_all()) account_release(*e.message);
     topic_subscriptions_.erase(sub);
     broadcast([filter, id](Broker& b) { b.index_remove(filter, id); }, std::move(done));
     return;
@@ -435,7 +435,7 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
     auto& sub = topic_subscriptions_.at(id);
     if (is_ack) {
       auto outcome = sub.queue->ack(id, tags);
-      for (const auto& m : outcome.removed) account(-static_cast<std::int64_t>(m->footprint()));
+      for (const auto& m : outcome.removed) account_release(*m);
       dispatch(sub.queue->key(), *sub.queue, false);
     } else {
       auto outcome = sub.queue->nack(id, tags);

@@ -250,7 +250,14 @@ class Broker {
   void at(std::int64_t due_ms, Schedule::Task task);
   void arm();
   void on_wake();
-  void account(std::int64_t bytes);
+  // The memory gauge counts a message once while any queue (or schedule, or the retained store)
+  // holds it: a topic message fanned out to many subscriptions shares one body, and counting it
+  // per subscription would let one slow subscriber's copies reach the global limit alone.
+  void account_hold(const Message& m);
+  void account_release(const Message& m);
+  // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
+  // if it does not fit (broker_topics.cpp).
+  bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
 
   // ---- topics (broker_topics.cpp)
   void index_add(std::string filter, TopicSubscriber subscriber);

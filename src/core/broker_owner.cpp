@@ -17,12 +17,15 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
-void Broker::account(std::int64_t bytes) {
-  if (memory_ == nullptr || bytes == 0) return;
-  if (bytes > 0) {
-    memory_->add(bytes);
-  } else {
-    memory_->sub(-bytes);
+void Broker::account_hold(const Message& m) {
+  if (memory_ != nullptr && m.holders.count.fetch_add(1, std::memory_order_relaxed) == 0) {
+    memory_->add(static_cast<std::int64_t>(m.footprint()));
+  }
+}
+
+void Broker::account_release(const Message& m) {
+  if (memory_ != nullptr && m.holders.count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    memory_->sub(static_cast<std::int64_t>(m.footprint()));
   }
 }
 
@@ -57,9 +60,9 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
       continue;
     }
     if (m->deliver_at_ms > now) {
-      account(static_cast<std::int64_t>(m->footprint()));
+      account_hold(*m);
       at(m->deliver_at_ms, [this, r]() {
-        account(-static_cast<std::int64_t>(r.message->footprint()));
+        account_release(*r.message);
         owner_enqueue({r}, nullptr);
       });
       continue;
@@ -91,7 +94,7 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
       continue;
     }
     q.enqueue(m);
-    account(static_cast<std::int64_t>(m->footprint()));
+    account_hold(*m);
     if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
   }
   std::sort(dirty.begin(), dirty.end());
@@ -189,7 +192,7 @@ void Broker::owner_delete(std::string key, Completion done) {
 
 void Broker::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch) {
   for (const auto& m : gone) {
-    account(-static_cast<std::int64_t>(m->footprint()));
+    account_release(*m);
     if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
   }
 }
@@ -283,7 +286,7 @@ void Broker::dead_letter(const std::string& key, bool stored, Queue::Entry entry
                          store::Batch& batch, std::vector<Routed>& moved) {
   const Message& m = *entry.message;
   const auto& policy = policy_for(m.destination);
-  account(-static_cast<std::int64_t>(m.footprint()));
+  account_release(m);
   if (policy.dead_letter_queue.empty()) {
     if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id));
     return;
@@ -414,14 +417,14 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
     Broker* b = brokers[owner_shard(r.queue, n).value()];
     auto copy = std::make_shared<Message>(*m);
     copy->from_retained = true;
-    b->account(static_cast<std::int64_t>(copy->footprint()));
+    b->account_hold(*copy);
     b->retained_[r.queue.substr(9)] = std::move(copy);
     return;
   }
   Broker* b = brokers[owner_shard(r.queue, n).value()];
   if (starts_with(r.queue, kSubscriptionPrefix) && !b->queues_.contains(r.queue)) return;  // its subscription is gone
   auto& oq = b->owned(r.queue);
-  b->account(static_cast<std::int64_t>(m->footprint()));
+  b->account_hold(*m);
   if (m->deliver_at_ms > b->now_ms()) {
     b->at(m->deliver_at_ms, [b, key = r.queue, m, count = r.delivery_count]() {
       auto it = b->queues_.find(key);

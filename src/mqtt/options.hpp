@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/options.hpp"
+
 namespace carrier::mqtt {
 
 struct Options {
@@ -26,6 +28,10 @@ struct Options {
   std::uint32_t session_expiry_max = 0xFFFFFFFF;
   // A connection that has not sent CONNECT within this many milliseconds is closed.
   std::uint32_t connect_timeout_ms = 10000;
+  // Encoded output one connection may hold for a client that reads slowly; past it deliveries
+  // wait in the core (or `slow_consumer` applies to QoS 0 ones). One packet always fits.
+  std::size_t max_pending_output_bytes = 4u << 20;
+  net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
 };
 
 }  // namespace carrier::mqtt
