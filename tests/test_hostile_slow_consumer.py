@@ -75,6 +75,7 @@ def send_big_to_topic(port, topic, count=2):
     of one more SEND: on one shard the fan-out of the big ones has run by then."""
     with RawStomp(port, timeout=30) as producer:
         producer.connect()
+        producer.sock.settimeout(30)
         body = b"x" * BIG
         for n in range(count):
             producer.send_frame("SEND", [("destination", topic), ("receipt", f"big{n}")], body=body)
@@ -111,11 +112,16 @@ def test_slow_consumer_does_not_stop_other_producers_at_the_memory_limit(broker_
     b = broker_factory(store="memory", shards=1, config=config(core(memory_limit_bytes=64 * MiB)))
     topic = fresh("topic", "fan")
     slow = SlowStomp(b.port)
+    big = RawStomp(b.port, timeout=30)
     try:
         slow.connect()
         subscribe_many(slow, topic, SUBSCRIPTIONS)
         before = rss_bytes(b.proc.pid)
-        send_big_to_topic(b.port, topic)
+        big.connect()
+        big.sock.settimeout(30)
+        for n in range(2):
+            big.send_frame("SEND", [("destination", topic), ("receipt", f"big{n}")], body=b"x" * BIG)
+        expect_receipt(big, "big0")
         # A producer to an unrelated queue keeps getting its receipts.
         queue = fresh("queue", "unrelated")
         with RawStomp(b.port, timeout=10) as producer:
@@ -132,9 +138,12 @@ def test_slow_consumer_does_not_stop_other_producers_at_the_memory_limit(broker_
             consumer.send_frame("SUBSCRIBE", [("id", "c"), ("destination", queue)])
             got = [consumer.read_frame(10) for _ in range(50)]
             assert all(f.command == "MESSAGE" and len(f.body) == 1024 for f in got), got[:2]
+        # The topic's own producer was not stopped either.
+        expect_receipt(big, "big1")
         grown = rss_bytes(b.proc.pid) - before
         assert grown < CEILING, f"broker RSS grew by {grown // MiB} MiB"
     finally:
+        big.close()
         slow.close()
 
 
@@ -153,12 +162,12 @@ def test_held_queue_deliveries_all_arrive_once_the_reader_reads(broker_factory):
             producer.connect()
             for n in range(count):
                 producer.send_frame("SEND", [("destination", queue), ("persistent", "true"), ("seq", str(n)),
-                                             ("receipt", f"p{n}")], body=bytes([n]) * size)
+                                             ("receipt", f"p{n}")], body=bytes([65 + n % 26]) * size)
             for n in range(count):
                 expect_receipt(producer, f"p{n}")
         frames = [slow.read_frame(30) for _ in range(count)]
         assert [f.header("seq") for f in frames] == [str(n) for n in range(count)]
-        assert all(f.body == bytes([n]) * size for n, f in enumerate(frames))
+        assert all(f.body == bytes([65 + n % 26]) * size for n, f in enumerate(frames))
     finally:
         slow.close()
 
