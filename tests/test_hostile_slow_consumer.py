@@ -217,3 +217,54 @@ def test_mqtt_qos0_reader_that_never_reads_keeps_memory_bounded(broker_factory):
         raw_mqtt.assert_broker_works(b.mqtt_port)
     finally:
         slow.close()
+
+
+def test_full_queue_that_blocks_pauses_only_its_own_producers(broker_factory):
+    # Issue 10 item 4: back-pressure per destination. A queue over its limit with
+    # overflow = "block" stops reading its producers (no ERROR, nothing refused) while a producer
+    # to another queue keeps going; once consumed, the paused producer goes on and every
+    # receipted message arrives.
+    b = broker_factory(store="memory", shards=1, config=config(
+        '[[policy]]\nmatch = "queue:full.>"\nmax_messages = 10\noverflow = "block"\n'))
+    full = fresh("queue", "full")
+    other = fresh("queue", "other")
+    total = 30
+    blocked = RawStomp(b.port, timeout=10)
+
+    def send(n):
+        blocked.send_frame("SEND", [("destination", full), ("persistent", "true"), ("seq", str(n)),
+                                    ("receipt", f"b{n}")], body=b"m")
+    try:
+        blocked.connect()
+        # Ten fill the queue. (SENDs already read with them would be taken too: the check is
+        # made before reading each SEND, against what the queue's shard has said so far.)
+        for n in range(10):
+            send(n)
+        for n in range(10):
+            expect_receipt(blocked, f"b{n}", timeout=10)
+        # Now the producer waits (TCP back-pressure) instead of being refused.
+        for n in range(10, total):
+            send(n)
+        frames = blocked.idle(0.3)
+        assert frames == [], f"the producer of the full queue was not held back: {frames}"
+        with RawStomp(b.port, timeout=10) as producer:
+            producer.connect()
+            for n in range(20):
+                producer.send_frame("SEND", [("destination", other), ("receipt", f"o{n}")], body=b"o")
+            for n in range(20):
+                expect_receipt(producer, f"o{n}", timeout=10)
+        assert_broker_works(b.port)
+        # A consumer drains the full queue: the paused producer goes on, nothing is lost.
+        with RawStomp(b.port, timeout=10) as consumer:
+            consumer.connect()
+            consumer.send_frame("SUBSCRIBE", [("id", "c"), ("destination", full)])
+            got = [consumer.read_frame(10) for _ in range(total)]
+            assert [f.header("seq") for f in got] == [str(n) for n in range(total)]
+        receipts = {f.header("receipt-id") for f in frames}
+        while len(receipts) < total - 10:
+            frame = blocked.read_frame(10)
+            assert frame.command == "RECEIPT", frame
+            receipts.add(frame.header("receipt-id"))
+        assert receipts == {f"b{n}" for n in range(10, total)}
+    finally:
+        blocked.close()

@@ -392,10 +392,12 @@ constexpr Key kPolicyKeys[] = {
     {"max_bytes", [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).max_bytes); }},
     {"overflow",
      [](const Field& f, Config& c) -> Status {
-       static constexpr std::string_view kOverflow[] = {"reject", "drop-oldest"};
+       static constexpr std::string_view kOverflow[] = {"reject", "drop-oldest", "block"};
        auto name = read_name(f, kOverflow);
        if (!name) return unexpected(std::move(name).error());
-       policy(c).overflow = *name == "reject" ? core::OverflowPolicy::reject : core::OverflowPolicy::drop_oldest;
+       policy(c).overflow = *name == "reject"        ? core::OverflowPolicy::reject
+                            : *name == "drop-oldest" ? core::OverflowPolicy::drop_oldest
+                                                     : core::OverflowPolicy::block;
        return ok();
      }},
     {"idle_expiry_ms",

@@ -153,7 +153,10 @@ bool Broker::needs_verdict(const std::vector<Routed>& to_queues) const {
   for (const auto& r : to_queues) {
     if (r.message->destination.kind == DestinationKind::temp_queue) return true;
     const auto& p = policy_for(r.message->destination);
-    if ((p.max_messages != 0 || p.max_bytes != 0) && p.overflow == OverflowPolicy::reject) return true;
+    // `block` refuses nothing on a queue; elsewhere it is `reject`.
+    const bool refuses = p.overflow == OverflowPolicy::reject ||
+                         (p.overflow == OverflowPolicy::block && r.message->destination.kind != DestinationKind::queue);
+    if ((p.max_messages != 0 || p.max_bytes != 0) && refuses) return true;
   }
   return false;
 }

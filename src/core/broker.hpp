@@ -14,6 +14,7 @@
 #include "core/consumer.hpp"
 #include "core/destination_tree.hpp"
 #include "core/executor.hpp"
+#include "core/destination_pressure.hpp"
 #include "core/memory_gauge.hpp"
 #include "core/message.hpp"
 #include "core/options.hpp"
@@ -134,6 +135,9 @@ class Broker {
   MessageId next_message_id() { return ids_.next(); }
   const Options& options() const { return options_; }
   MemoryGauge* memory() const { return memory_; }
+  // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
+  void set_pressure(DestinationPressure* pressure) { pressure_ = pressure; }
+  DestinationPressure* pressure() const { return pressure_; }
   const DestinationPolicy& policy_for(const Destination& d) const;
 
   // --- for protocol sessions on this shard ---
@@ -197,6 +201,8 @@ class Broker {
     bool stored = true;      // persistent messages in it are in the store
     std::string subscription_name;  // named subscriptions
     bool durable = false;
+    const DestinationPolicy* block_policy = nullptr;  // a queue whose overflow is `block`
+    bool blocked = false;                             // marked in pressure_
   };
 
   struct NamedEntry {
@@ -258,6 +264,9 @@ class Broker {
   // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
   // if it does not fit (broker_topics.cpp).
   bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
+  // A `block` queue that became full is marked in pressure_, and cleared below 90%.
+  void update_pressure(const std::string& key, OwnedQueue& oq);
+  void clear_pressure(const std::string& key, OwnedQueue& oq);
 
   // ---- topics (broker_topics.cpp)
   void index_add(std::string filter, TopicSubscriber subscriber);
@@ -288,6 +297,7 @@ class Broker {
   Options options_;
   Clock clock_;
   MemoryGauge* memory_;
+  DestinationPressure* pressure_ = nullptr;
   MessageIdGenerator ids_;
   std::mt19937_64 random_;
   std::vector<Broker*> peers_;

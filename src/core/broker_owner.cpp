@@ -36,6 +36,14 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   q.queue = std::make_unique<Queue>(key, match_selector_);
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
+  if (q.stored) {
+    if (auto d = Destination::from_key(key)) {
+      const auto& policy = policy_for(*d);
+      if (policy.overflow == OverflowPolicy::block && (policy.max_messages != 0 || policy.max_bytes != 0)) {
+        q.block_policy = &policy;
+      }
+    }
+  }
   auto [ins, _] = queues_.emplace(key, std::move(q));
   return ins->second;
 }
@@ -76,6 +84,8 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
     };
     bool refused = false;
     while (full()) {
+      // Taken: its producers pause until the queue drains (update_pressure below).
+      if (oq.block_policy != nullptr) break;
       Queue::Entry oldest;
       if (policy.overflow == OverflowPolicy::drop_oldest && q.take_oldest(oldest)) {
         release(r.key, oq.stored, {oldest.message}, batch);
@@ -101,7 +111,9 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   for (const auto& key : dirty) {
     auto it = queues_.find(key);
-    if (it != queues_.end()) dispatch(key, *it->second.queue, it->second.stored);
+    if (it == queues_.end()) continue;
+    dispatch(key, *it->second.queue, it->second.stored);
+    update_pressure(key, it->second);
   }
   if (!batch.empty()) store_.append(std::move(batch), [](Status) {});
   if (verdict) verdict(std::move(outcome));
@@ -159,6 +171,7 @@ void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint6
   release(key, oq.stored && persist_acks, outcome.removed, batch);
   add_state(batch, std::move(state));
   dispatch(key, q, oq.stored);
+  update_pressure(key, oq);
   if (batch.empty()) {
     if (done) done(ok());
     return;
@@ -180,6 +193,7 @@ void Broker::owner_delete(std::string key, Completion done) {
   for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
   store::Batch batch;
   release(key, oq.stored, gone, batch);
+  clear_pressure(key, oq);
   queues_.erase(it);
   if (batch.empty()) {
     if (done) done(ok());
@@ -188,6 +202,31 @@ void Broker::owner_delete(std::string key, Completion done) {
   store_.append(std::move(batch), [done = std::move(done)](Status st) mutable {
     if (done) done(std::move(st));
   });
+}
+
+void Broker::update_pressure(const std::string& key, OwnedQueue& oq) {
+  if (oq.block_policy == nullptr || pressure_ == nullptr) return;
+  const DestinationPolicy& p = *oq.block_policy;
+  const Queue& q = *oq.queue;
+  const std::uint64_t count = q.depth() + q.unacked();
+  const std::uint64_t bytes = q.ready_bytes();
+  if (!oq.blocked) {
+    if ((p.max_messages != 0 && count >= p.max_messages) || (p.max_bytes != 0 && bytes >= p.max_bytes)) {
+      oq.blocked = true;
+      pressure_->block(key);
+    }
+    return;
+  }
+  // Cleared below 90%, so producers do not pause and resume at every message.
+  if ((p.max_messages == 0 || count * 10 < p.max_messages * 9) && (p.max_bytes == 0 || bytes * 10 < p.max_bytes * 9)) {
+    clear_pressure(key, oq);
+  }
+}
+
+void Broker::clear_pressure(const std::string& key, OwnedQueue& oq) {
+  if (!oq.blocked) return;
+  oq.blocked = false;
+  pressure_->clear(key);
 }
 
 void Broker::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch) {
@@ -364,6 +403,7 @@ void Broker::sweep() {
         release(key, oq.stored, {e.message}, batch);
       }
     }
+    update_pressure(key, oq);
     if (!starts_with(key, kQueuePrefix) && !starts_with(key, "temp-queue:")) continue;
     auto d = Destination::from_key(key);
     if (!d) continue;
@@ -381,6 +421,7 @@ void Broker::sweep() {
     std::vector<MessagePtr> gone;
     for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
     release(key, it->second.stored, gone, batch);
+    clear_pressure(key, it->second);
     queues_.erase(it);
   }
   finish_dead_letters(std::move(batch), std::move(moved));

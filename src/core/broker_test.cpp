@@ -591,6 +591,36 @@ TEST_F(BrokerTest, TopicPolicyLimitsBoundAPlainSubscriptionWithoutRefusingThePro
   }
 }
 
+TEST_F(BrokerTest, OverflowBlockTakesTheMessageAndMarksTheQueueUntilItDrains) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 10;
+  p.overflow = OverflowPolicy::block;
+  o.policies.push_back(p);
+  build(o);
+  DestinationPressure pressure;
+  int reliefs = 0;
+  pressure.set_on_relief([&] { ++reliefs; });
+  for (auto& b : brokers_) b->set_pressure(&pressure);
+  std::vector<Status> results;
+  for (int i = 0; i < 12; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, [&](Status st) { results.push_back(st); }); });
+  }
+  ASSERT_EQ(results.size(), 12u);
+  for (const auto& st : results) EXPECT_TRUE(st.has_value());  // taken, never refused
+  EXPECT_TRUE(pressure.any());
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 100, c}, nullptr); });
+  ASSERT_EQ(c->got.size(), 12u);
+  for (std::size_t i = 0; i < 3; ++i) on(0, [&](Broker& b) { b.ack(id, {c->got[i].tag}, nullptr); });
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));  // 9 left: not yet under 90% of 10
+  on(0, [&](Broker& b) { b.ack(id, {c->got[3].tag}, nullptr); });
+  EXPECT_FALSE(pressure.any());
+  EXPECT_EQ(reliefs, 1);
+}
+
 TEST_F(BrokerTest, SweeperRemovesExpiredAndIdleQueues) {
   Options o;
   o.sweep_interval_ms = 100;

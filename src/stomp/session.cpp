@@ -89,6 +89,12 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    if (step->frame->command == codec::Command::send && sends_to_blocked_queue(*step->frame)) {
+      // Its queue is full (overflow = "block"): leave this SEND unread until the queue drains.
+      log()->debug("{} destination full: pausing this producer", log_prefix());
+      pause_reading();
+      break;
+    }
     offset += step->consumed;
     handle(*step->frame);
   }
@@ -96,6 +102,23 @@ void Session::on_data(std::string& buffer) {
   buffer.erase(0, offset);
   if (disconnecting_ || is_closing()) buffer.clear();
   flush();
+}
+
+bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
+  const auto* pressure = broker_.pressure();
+  if (pressure == nullptr || !pressure->any()) return false;
+  const auto* text = frame.header("destination");
+  if (text == nullptr) return false;
+  std::string_view rest(*text);
+  while (true) {
+    auto comma = rest.find(',');
+    auto one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    auto dest = parse_destination(one);
+    if (dest && dest->kind == core::DestinationKind::queue && pressure->blocked(dest->key())) return true;
+    if (comma == std::string_view::npos) return false;
+    rest.remove_prefix(comma + 1);
+  }
 }
 
 void Session::handle(codec::Frame& frame) {

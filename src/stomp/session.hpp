@@ -94,6 +94,8 @@ class Session : public net::Connection {
   void handle_abort(codec::Frame& frame);
   void handle_disconnect(codec::Frame& frame);
 
+  // Whether a SEND names a queue that is full with overflow = "block" (core::DestinationPressure).
+  bool sends_to_blocked_queue(const codec::Frame& frame) const;
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.
