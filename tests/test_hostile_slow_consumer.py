@@ -24,7 +24,7 @@ BIG = 8 * MiB
 SUBSCRIPTIONS = 200
 # What the item-3 scenario may add to the broker's resident memory: the two bodies, a frame or
 # two of output, read buffers, allocator slack. Without a bound it took well over 1 GiB.
-CEILING = 256 * MiB
+CEILING = 128 * MiB
 
 
 def small_window_socket(port):
@@ -268,3 +268,31 @@ def test_full_queue_that_blocks_pauses_only_its_own_producers(broker_factory):
         assert receipts == {f"b{n}" for n in range(10, total)}
     finally:
         blocked.close()
+
+
+def test_topic_policy_bounds_a_plain_subscriber_that_never_reads(broker_factory):
+    # Small messages never fill the output bound: a plain subscriber that stops reading holds
+    # its prefetch window, and the rest waits in its subscription's queue. A topic policy bounds
+    # that queue (here: the newest 100), so it cannot take the broker to its global memory limit
+    # and stop every producer.
+    b = broker_factory(store="memory", shards=1, config=config(
+        core(memory_limit_bytes=8 * MiB),
+        '[[policy]]\nmatch = "topic:ticks.>"\nmax_messages = 100\noverflow = "drop-oldest"\n'))
+    topic = fresh("topic", "ticks")
+    slow = SlowStomp(b.port)
+    try:
+        slow.connect()
+        subscribe_many(slow, topic, 1)
+        with RawStomp(b.port, timeout=10) as producer:
+            producer.connect()
+            body = b"t" * 1024
+            for n in range(20000):  # 20 MiB through an 8 MiB broker
+                headers = [("destination", topic)]
+                if n % 1000 == 999:
+                    headers.append(("receipt", f"t{n}"))
+                producer.send_frame("SEND", headers, body=body)
+            for n in range(999, 20000, 1000):
+                expect_receipt(producer, f"t{n}", timeout=10)
+        assert_broker_works(b.port)
+    finally:
+        slow.close()
