@@ -105,6 +105,7 @@ int serve(const config::Flags& flags) {
   }
 
   core::MemoryGauge memory(cfg->core.memory_limit_bytes);
+  core::DestinationPressure pressure;
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
     brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
@@ -115,16 +116,20 @@ int serve(const config::Flags& flags) {
   for (auto& b : brokers) {
     b->set_peers(peers);
     b->set_selectors(compile_selector, match_selector);
+    b->set_pressure(&pressure);
   }
-  // Producers paused at the memory limit read again once consumers have drained enough.
-  memory.set_on_relief([&pool] {
+  // Producers paused at the memory limit, or at a full queue that blocks, read again once
+  // consumers have drained enough (those still held back pause again at their next SEND).
+  auto resume_everywhere = [&pool] {
     for (std::size_t i = 0; i < pool.shard_count(); ++i) {
       pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [] {
         auto connections = net::Connection::on_this_shard();
         for (auto* c : connections) c->resume_reading();
       });
     }
-  });
+  };
+  memory.set_on_relief(resume_everywhere);
+  pressure.set_on_relief(resume_everywhere);
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // MQTT's session records to the client registries.

@@ -232,6 +232,14 @@ Status assign(Result<T> read, Target& target) {
   return ok();
 }
 
+Status read_slow_consumer(const Field& f, net::SlowConsumerPolicy& target) {
+  static constexpr std::string_view kPolicies[] = {"drop", "disconnect"};
+  auto name = read_name(f, kPolicies);
+  if (!name) return unexpected(std::move(name).error());
+  target = *name == "drop" ? net::SlowConsumerPolicy::drop : net::SlowConsumerPolicy::disconnect;
+  return ok();
+}
+
 using Apply = Status (*)(const Field&, Config&);
 
 struct Key {
@@ -272,6 +280,11 @@ constexpr Key kStompKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transaction_messages); }},
     {"max_transactions",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.stomp.max_transactions); }},
+    {"max_pending_output_bytes",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64 * 1024, kInt64Max), c.stomp.max_pending_output_bytes);
+     }},
+    {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.stomp.slow_consumer); }},
 };
 
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
@@ -308,6 +321,11 @@ constexpr Key kMqttKeys[] = {
      [](const Field& f, Config& c) {
        return assign(read_integer(f, 64, 268'435'460), c.mqtt.max_connect_packet_size);
      }},
+    {"max_pending_output_bytes",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64 * 1024, kInt64Max), c.mqtt.max_pending_output_bytes);
+     }},
+    {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.mqtt.slow_consumer); }},
 };
 
 constexpr Key kCoreKeys[] = {
@@ -395,10 +413,12 @@ constexpr Key kPolicyKeys[] = {
     {"max_bytes", [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), policy(c).max_bytes); }},
     {"overflow",
      [](const Field& f, Config& c) -> Status {
-       static constexpr std::string_view kOverflow[] = {"reject", "drop-oldest"};
+       static constexpr std::string_view kOverflow[] = {"reject", "drop-oldest", "block"};
        auto name = read_name(f, kOverflow);
        if (!name) return unexpected(std::move(name).error());
-       policy(c).overflow = *name == "reject" ? core::OverflowPolicy::reject : core::OverflowPolicy::drop_oldest;
+       policy(c).overflow = *name == "reject"        ? core::OverflowPolicy::reject
+                            : *name == "drop-oldest" ? core::OverflowPolicy::drop_oldest
+                                                     : core::OverflowPolicy::block;
        return ok();
      }},
     {"idle_expiry_ms",

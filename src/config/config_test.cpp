@@ -193,6 +193,23 @@ TEST(ConfigParse, LargestValuesFit) {
 
 // ---- unknown keys ---------------------------------------------------------------------------
 
+TEST(ConfigParse, SlowConsumerKeys) {
+  const Config d = parse_ok("");
+  EXPECT_EQ(d.stomp.max_pending_output_bytes, 4u << 20);
+  EXPECT_EQ(d.stomp.slow_consumer, net::SlowConsumerPolicy::drop);
+  EXPECT_EQ(d.mqtt.max_pending_output_bytes, 4u << 20);
+  EXPECT_EQ(d.mqtt.slow_consumer, net::SlowConsumerPolicy::drop);
+  const Config c = parse_ok("[stomp]\nmax_pending_output_bytes = 65536\nslow_consumer = \"disconnect\"\n"
+                            "[mqtt]\nmax_pending_output_bytes = 1048576\nslow_consumer = \"drop\"\n");
+  EXPECT_EQ(c.stomp.max_pending_output_bytes, 65536u);
+  EXPECT_EQ(c.stomp.slow_consumer, net::SlowConsumerPolicy::disconnect);
+  EXPECT_EQ(c.mqtt.max_pending_output_bytes, 1048576u);
+  EXPECT_EQ(c.mqtt.slow_consumer, net::SlowConsumerPolicy::drop);
+  EXPECT_THAT(toml_error("[stomp]\nmax_pending_output_bytes = 1000"), HasSubstr("'stomp.max_pending_output_bytes'"));
+  EXPECT_THAT(toml_error("[mqtt]\nslow_consumer = \"block\""),
+              StartsWith("'mqtt.slow_consumer' must be drop or disconnect, got \"block\""));
+}
+
 TEST(ConfigUnknownKey, AtTopLevelIsNamedWithItsLine) {
   EXPECT_EQ(toml_error("shards = 2\nshard = 2\n"), "unknown key 'shard' in carrier.toml:2:1");
 }

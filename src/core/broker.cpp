@@ -161,7 +161,10 @@ bool Broker::needs_verdict(const std::vector<Routed>& to_queues) const {
   for (const auto& r : to_queues) {
     if (r.message->destination.kind == DestinationKind::temp_queue) return true;
     const auto& p = policy_for(r.message->destination);
-    if ((p.max_messages != 0 || p.max_bytes != 0) && p.overflow == OverflowPolicy::reject) return true;
+    // `block` refuses nothing on a queue; elsewhere it is `reject`.
+    const bool refuses = p.overflow == OverflowPolicy::reject ||
+                         (p.overflow == OverflowPolicy::block && r.message->destination.kind != DestinationKind::queue);
+    if ((p.max_messages != 0 || p.max_bytes != 0) && refuses) return true;
   }
   return false;
 }
@@ -450,7 +453,7 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
   if (info.topic_private) {
     auto sub = topic_subscriptions_.find(id);
     std::string filter = sub->second.filter;
-    for (auto& e : sub->second.queue->take_all()) account(-static_cast<std::int64_t>(e.message->footprint()));
+    for (auto& e : sub->second.queue->take_all()) account_release(*e.message);
     topic_subscriptions_.erase(sub);
     account(-kQueueOverheadBytes);
     broadcast([filter, id](Broker& b) { b.index_remove(filter, id); }, std::move(done));
@@ -513,7 +516,7 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
     auto& sub = topic_subscriptions_.at(id);
     if (is_ack) {
       auto outcome = sub.queue->ack(id, tags);
-      for (const auto& m : outcome.removed) account(-static_cast<std::int64_t>(m->footprint()));
+      for (const auto& m : outcome.removed) account_release(*m);
       dispatch(sub.queue->key(), *sub.queue, false);
     } else {
       auto outcome = sub.queue->nack(id, tags);

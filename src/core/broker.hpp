@@ -14,6 +14,7 @@
 #include "core/consumer.hpp"
 #include "core/destination_tree.hpp"
 #include "core/executor.hpp"
+#include "core/destination_pressure.hpp"
 #include "core/memory_gauge.hpp"
 #include "core/message.hpp"
 #include "core/options.hpp"
@@ -135,6 +136,9 @@ class Broker {
   MessageId next_message_id() { return ids_.next(); }
   const Options& options() const { return options_; }
   MemoryGauge* memory() const { return memory_; }
+  // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
+  void set_pressure(DestinationPressure* pressure) { pressure_ = pressure; }
+  DestinationPressure* pressure() const { return pressure_; }
   const DestinationPolicy& policy_for(const Destination& d) const;
 
   // --- for protocol sessions on this shard ---
@@ -213,6 +217,8 @@ class Broker {
     bool durable = false;
     std::uint32_t delayed = 0;  // returned messages waiting out a redelivery delay, outside the queue
     std::uint64_t incarnation = 0;  // tells a queue from one re-created under the same key
+    const DestinationPolicy* block_policy = nullptr;  // a queue whose overflow is `block`
+    bool blocked = false;                             // marked in pressure_
   };
   using OwnedQueues = std::unordered_map<std::string, OwnedQueue>;
 
@@ -290,7 +296,17 @@ class Broker {
   void at(std::int64_t due_ms, Schedule::Task task);
   void arm();
   void on_wake();
-  void account(std::int64_t bytes);
+  // The memory gauge counts a message once while any queue (or schedule, or the retained store)
+  // holds it: a topic message fanned out to many subscriptions shares one body, and counting it
+  // per subscription would let one slow subscriber's copies reach the global limit alone.
+  void account_hold(const Message& m);
+  void account_release(const Message& m);
+  // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
+  // if it does not fit (broker_topics.cpp).
+  bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
+  // A `block` queue that became full is marked in pressure_, and cleared below 90%.
+  void update_pressure(const std::string& key, OwnedQueue& oq);
+  void clear_pressure(const std::string& key, OwnedQueue& oq);
 
   // ---- topics (broker_topics.cpp)
   void index_add(std::string filter, TopicSubscriber subscriber);
@@ -321,6 +337,7 @@ class Broker {
   Options options_;
   Clock clock_;
   MemoryGauge* memory_;
+  DestinationPressure* pressure_ = nullptr;
   MessageIdGenerator ids_;
   std::mt19937_64 random_;
   std::vector<Broker*> peers_;

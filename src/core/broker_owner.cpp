@@ -17,12 +17,15 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
-void Broker::account(std::int64_t bytes) {
-  if (memory_ == nullptr || bytes == 0) return;
-  if (bytes > 0) {
-    memory_->add(bytes);
-  } else {
-    memory_->sub(-bytes);
+void Broker::account_hold(const Message& m) {
+  if (memory_ != nullptr && m.holders.count.fetch_add(1, std::memory_order_relaxed) == 0) {
+    memory_->add(static_cast<std::int64_t>(m.footprint()));
+  }
+}
+
+void Broker::account_release(const Message& m) {
+  if (memory_ != nullptr && m.holders.count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    memory_->sub(static_cast<std::int64_t>(m.footprint()));
   }
 }
 
@@ -34,12 +37,21 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
   q.incarnation = next_incarnation_++;
+  if (q.stored) {
+    if (auto d = Destination::from_key(key)) {
+      const auto& policy = policy_for(*d);
+      if (policy.overflow == OverflowPolicy::block && (policy.max_messages != 0 || policy.max_bytes != 0)) {
+        q.block_policy = &policy;
+      }
+    }
+  }
   auto [ins, _] = queues_.emplace(key, std::move(q));
   account(kQueueOverheadBytes);
   return ins->second;
 }
 
 void Broker::drop_queue(OwnedQueues::iterator it) {
+  clear_pressure(it->first, it->second);
   queues_.erase(it);
   account(-kQueueOverheadBytes);
 }
@@ -77,9 +89,9 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
       continue;
     }
     if (m->deliver_at_ms > now) {
-      account(static_cast<std::int64_t>(m->footprint()));
+      account_hold(*m);
       at(m->deliver_at_ms, [this, r]() {
-        account(-static_cast<std::int64_t>(r.message->footprint()));
+        account_release(*r.message);
         owner_enqueue({r}, nullptr);
       });
       continue;
@@ -93,6 +105,8 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
     };
     bool refused = false;
     while (full()) {
+      // Taken: its producers pause until the queue drains (update_pressure below).
+      if (oq.block_policy != nullptr) break;
       Queue::Entry oldest;
       if (policy.overflow == OverflowPolicy::drop_oldest && q.take_oldest(oldest)) {
         release(r.key, oq.stored, {oldest.message}, batch);
@@ -111,14 +125,16 @@ void Broker::owner_enqueue(std::vector<Routed> messages, Completion verdict) {
       continue;
     }
     q.enqueue(m);
-    account(static_cast<std::int64_t>(m->footprint()));
+    account_hold(*m);
     if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
   }
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   for (const auto& key : dirty) {
     auto it = queues_.find(key);
-    if (it != queues_.end()) dispatch(key, *it->second.queue, it->second.stored);
+    if (it == queues_.end()) continue;
+    dispatch(key, *it->second.queue, it->second.stored);
+    update_pressure(key, it->second);
   }
   if (!batch.empty()) store_.append(std::move(batch), [](Status) {});
   if (verdict) verdict(std::move(outcome));
@@ -183,6 +199,7 @@ void Broker::owner_settle(std::string key, ConsumerId id, std::vector<std::uint6
   release(key, oq.stored && persist_acks, outcome.removed, batch);
   add_state(batch, std::move(state));
   dispatch(key, q, oq.stored);
+  update_pressure(key, oq);
   if (batch.empty()) {
     if (done) done(ok());
     return;
@@ -214,9 +231,34 @@ void Broker::owner_delete(std::string key, Completion done) {
   });
 }
 
+void Broker::update_pressure(const std::string& key, OwnedQueue& oq) {
+  if (oq.block_policy == nullptr || pressure_ == nullptr) return;
+  const DestinationPolicy& p = *oq.block_policy;
+  const Queue& q = *oq.queue;
+  const std::uint64_t count = q.depth() + q.unacked();
+  const std::uint64_t bytes = q.ready_bytes();
+  if (!oq.blocked) {
+    if ((p.max_messages != 0 && count >= p.max_messages) || (p.max_bytes != 0 && bytes >= p.max_bytes)) {
+      oq.blocked = true;
+      pressure_->block(key);
+    }
+    return;
+  }
+  // Cleared below 90%, so producers do not pause and resume at every message.
+  if ((p.max_messages == 0 || count * 10 < p.max_messages * 9) && (p.max_bytes == 0 || bytes * 10 < p.max_bytes * 9)) {
+    clear_pressure(key, oq);
+  }
+}
+
+void Broker::clear_pressure(const std::string& key, OwnedQueue& oq) {
+  if (!oq.blocked) return;
+  oq.blocked = false;
+  pressure_->clear(key);
+}
+
 void Broker::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch) {
   for (const auto& m : gone) {
-    account(-static_cast<std::int64_t>(m->footprint()));
+    account_release(*m);
     if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
   }
 }
@@ -327,7 +369,7 @@ void Broker::dead_letter(const std::string& key, bool stored, Queue::Entry entry
                          store::Batch& batch, std::vector<Routed>& moved) {
   const Message& m = *entry.message;
   const auto& policy = policy_for(m.destination);
-  account(-static_cast<std::int64_t>(m.footprint()));
+  account_release(m);
   if (policy.dead_letter_queue.empty()) {
     if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id));
     return;
@@ -417,6 +459,7 @@ void Broker::sweep() {
       empty.push_back(key);
       continue;
     }
+    update_pressure(key, oq);
     if (!starts_with(key, kQueuePrefix) && !starts_with(key, "temp-queue:")) continue;
     auto d = Destination::from_key(key);
     if (!d) continue;
@@ -477,14 +520,14 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
     Broker* b = brokers[owner_shard(r.queue, n).value()];
     auto copy = std::make_shared<Message>(*m);
     copy->from_retained = true;
-    b->account(static_cast<std::int64_t>(copy->footprint()));
+    b->account_hold(*copy);
     b->retained_[r.queue.substr(9)] = std::move(copy);
     return;
   }
   Broker* b = brokers[owner_shard(r.queue, n).value()];
   if (starts_with(r.queue, kSubscriptionPrefix) && !b->queues_.contains(r.queue)) return;  // its subscription is gone
   auto& oq = b->owned(r.queue);
-  b->account(static_cast<std::int64_t>(m->footprint()));
+  b->account_hold(*m);
   if (m->deliver_at_ms > b->now_ms()) {
     b->at(m->deliver_at_ms, [b, key = r.queue, m, count = r.delivery_count]() {
       // A queue collected as empty meanwhile comes back, as for any send; a subscription's

@@ -99,11 +99,11 @@ class BrokerTest : public ::testing::Test {
   static constexpr std::size_t kShards = 3;
   BrokerTest() : ex_(kShards), store_(ex_) { build(Options{}); }
 
-  void build(Options options) {
+  void build(Options options, MemoryGauge* memory = nullptr) {
     brokers_.clear();
     for (std::size_t i = 0; i < kShards; ++i) {
       brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
-                                                  [this] { return now_; }, &memory_));
+                                                  [this] { return now_; }, memory != nullptr ? memory : &memory_));
     }
     std::vector<Broker*> peers;
     for (auto& b : brokers_) peers.push_back(b.get());
@@ -641,6 +641,86 @@ TEST_F(BrokerTest, OverflowDropOldest) {
   auto c = std::make_shared<Collector>();
   on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
   EXPECT_EQ(c->bodies(), (std::vector<std::string>{"2", "3"}));
+}
+
+TEST_F(BrokerTest, MemoryGaugeCountsAFannedOutMessageOnce) {
+  // One slow subscriber's share of a fan-out must not count as many copies of the message.
+  MemoryGauge gauge(1 << 20);
+  build(Options{}, &gauge);
+  const Destination topic{DestinationKind::topic, "fan"};
+  std::vector<std::shared_ptr<Collector>> subs;
+  std::vector<std::pair<std::uint32_t, ConsumerId>> ids;
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    subs.push_back(std::make_shared<Collector>());
+    on(i % kShards, [&](Broker& b) {
+      ids.emplace_back(i % kShards, *b.subscribe({topic, AckMode::client_individual, 0, subs.back()}, nullptr));
+    });
+  }
+  auto m = make(std::string(100000, 'x'), topic);
+  on(0, [&](Broker& b) { b.send({m}, nullptr); });
+  for (auto& s : subs) ASSERT_EQ(s->got.size(), 1u);
+  EXPECT_EQ(gauge.used(), static_cast<std::int64_t>(m->footprint()));
+  for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
+    on(ids[i].first, [&](Broker& b) { b.ack(ids[i].second, {subs[i]->got[0].tag}, nullptr); });
+  }
+  EXPECT_EQ(gauge.used(), static_cast<std::int64_t>(m->footprint()));
+  on(ids.back().first, [&](Broker& b) { b.ack(ids.back().second, {subs.back()->got[0].tag}, nullptr); });
+  EXPECT_EQ(gauge.used(), 0);
+}
+
+TEST_F(BrokerTest, TopicPolicyLimitsBoundAPlainSubscriptionWithoutRefusingTheProducer) {
+  for (auto overflow : {OverflowPolicy::reject, OverflowPolicy::drop_oldest}) {
+    Options o;
+    DestinationPolicy p;
+    p.match = "topic:ticks";
+    p.max_messages = 2;
+    p.overflow = overflow;
+    o.policies.push_back(p);
+    build(o);
+    const Destination topic{DestinationKind::topic, "ticks"};
+    auto c = std::make_shared<Collector>();
+    ConsumerId id;
+    on(0, [&](Broker& b) { id = *b.subscribe({topic, AckMode::client_individual, 1, c}, nullptr); });
+    std::vector<Status> results;
+    for (int i = 0; i < 4; ++i) {
+      on(1, [&](Broker& b) { b.send({make(std::to_string(i), topic)}, [&](Status st) { results.push_back(st); }); });
+    }
+    for (const auto& st : results) EXPECT_TRUE(st.has_value());
+    ASSERT_EQ(c->bodies(), (std::vector<std::string>{"0"}));
+    on(0, [&](Broker& b) { b.ack(id, {c->got[0].tag}, nullptr); });
+    // One delivered and one waiting fit: reject keeps the first that waited, drop-oldest the newest.
+    EXPECT_EQ(c->bodies(), (std::vector<std::string>{"0", overflow == OverflowPolicy::reject ? "1" : "3"}));
+  }
+}
+
+TEST_F(BrokerTest, OverflowBlockTakesTheMessageAndMarksTheQueueUntilItDrains) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 10;
+  p.overflow = OverflowPolicy::block;
+  o.policies.push_back(p);
+  build(o);
+  DestinationPressure pressure;
+  int reliefs = 0;
+  pressure.set_on_relief([&] { ++reliefs; });
+  for (auto& b : brokers_) b->set_pressure(&pressure);
+  std::vector<Status> results;
+  for (int i = 0; i < 12; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, [&](Status st) { results.push_back(st); }); });
+  }
+  ASSERT_EQ(results.size(), 12u);
+  for (const auto& st : results) EXPECT_TRUE(st.has_value());  // taken, never refused
+  EXPECT_TRUE(pressure.any());
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 100, c}, nullptr); });
+  ASSERT_EQ(c->got.size(), 12u);
+  for (std::size_t i = 0; i < 3; ++i) on(0, [&](Broker& b) { b.ack(id, {c->got[i].tag}, nullptr); });
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));  // 9 left: not yet under 90% of 10
+  on(0, [&](Broker& b) { b.ack(id, {c->got[3].tag}, nullptr); });
+  EXPECT_FALSE(pressure.any());
+  EXPECT_EQ(reliefs, 1);
 }
 
 TEST_F(BrokerTest, SweeperRemovesExpiredAndIdleQueues) {

@@ -386,15 +386,39 @@ void Broker::remove_subscription(std::string name, Completion done) {
 
 void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries) {
   std::vector<Queue*> dirty;
+  const Message* last = nullptr;
+  const DestinationPolicy* policy = nullptr;
   for (auto& [id, m] : deliveries) {
     auto it = topic_subscriptions_.find(id);
     if (it == topic_subscriptions_.end()) continue;  // unsubscribed while the message was on its way
     Queue* q = it->second.queue.get();
-    account(static_cast<std::int64_t>(m->footprint()));
+    if (m.get() != last) {
+      last = m.get();
+      policy = &policy_for(m->destination);
+    }
+    if ((policy->max_messages != 0 || policy->max_bytes != 0) && !fits_private(*q, *policy, *m)) {
+      // A plain subscription cannot refuse a publish that others take: with `reject` this
+      // subscriber misses the new message, with `drop-oldest` its oldest waiting one.
+      continue;
+    }
+    account_hold(*m);
     q->enqueue(std::move(m));
     if (dirty.empty() || dirty.back() != q) dirty.push_back(q);
   }
   for (auto* q : dirty) dispatch(q->key(), *q, false);
+}
+
+bool Broker::fits_private(Queue& q, const DestinationPolicy& policy, const Message& m) {
+  auto full = [&]() {
+    return (policy.max_messages != 0 && q.depth() + q.unacked() >= policy.max_messages) ||
+           (policy.max_bytes != 0 && q.ready_bytes() + m.footprint() > policy.max_bytes);
+  };
+  while (full()) {
+    Queue::Entry oldest;
+    if (policy.overflow != OverflowPolicy::drop_oldest || !q.take_oldest(oldest)) return false;
+    account_release(*oldest.message);
+  }
+  return true;
 }
 
 void Broker::retain(MessagePtr message) {
@@ -405,7 +429,7 @@ void Broker::retain(MessagePtr message) {
     auto it = b.retained_.find(topic);
     if (it != b.retained_.end()) {
       batch.push_back(store::Record::acked(key, it->second->id));
-      b.account(-static_cast<std::int64_t>(it->second->footprint()));
+      b.account_release(*it->second);
       b.retained_.erase(it);
     }
     // An empty retained payload only clears (MQTT).
@@ -414,7 +438,7 @@ void Broker::retain(MessagePtr message) {
       copy->from_retained = true;
       copy->origin = 0;
       batch.push_back(store::Record::added(key, copy));
-      b.account(static_cast<std::int64_t>(copy->footprint()));
+      b.account_hold(*copy);
       b.retained_.emplace(topic, std::move(copy));
     }
     if (!batch.empty()) b.store_.append(std::move(batch), [](Status) {});

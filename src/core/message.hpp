@@ -73,6 +73,17 @@ struct Message {
     }
   };
   FootprintCache footprint_cache;
+
+  // How many places in the core hold this message (queues, schedules, the retained store):
+  // the memory gauge counts it while this is not zero (Broker::account_hold). A copy is a new
+  // message, held by nobody yet.
+  struct Holders {
+    mutable std::atomic<std::uint32_t> count{0};
+    Holders() = default;
+    Holders(const Holders&) {}
+    Holders& operator=(const Holders&) { return *this; }
+  };
+  Holders holders;
 };
 
 using MessagePtr = std::shared_ptr<const Message>;

@@ -6,7 +6,10 @@
 
 namespace carrier::core {
 
-enum class OverflowPolicy : std::uint8_t { reject, drop_oldest };
+// What a full destination does with one more message: refuse it (the producer gets an error),
+// drop its oldest waiting message, or (queues only) take it and pause the producers sending to
+// it until it drains (core::DestinationPressure).
+enum class OverflowPolicy : std::uint8_t { reject, drop_oldest, block };
 
 // How one family of destinations behaves. Matched by pattern, first match wins; destinations no
 // pattern matches use a default-constructed policy.

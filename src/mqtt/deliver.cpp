@@ -28,8 +28,11 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
 }
 
 void Session::pump() {
-  if (!connected_ || is_closing()) return;
-  while (!backlog_.empty()) {
+  // Settling a delivery can dispatch more to us at once (a private subscription's queue lives
+  // on this shard): they join the backlog, and this loop takes them in turn.
+  if (!connected_ || is_closing() || pumping_) return;
+  pumping_ = true;
+  while (!backlog_.empty() && !is_closing()) {
     Outgoing& out = backlog_.front();
     auto by = by_consumer_.find(out.consumer);
     if (by == by_consumer_.end()) {
@@ -42,9 +45,32 @@ void Session::pump() {
       continue;
     }
     // In order: a subscription waiting for its SUBACK, or a full window, holds the rest back.
-    if (!sub->second.ready || !send_delivery(out)) break;
+    if (!sub->second.ready) break;
+    if (output_full()) {
+      // Past the output bound. QoS 0 for a private subscription (at most once) falls under the
+      // slow-consumer policy; anything else waits here, counted in the core and holding its
+      // subscription's credit, until writes drain the output (on_write_done pumps again).
+      if (sub->second.named || std::min(message_qos(*out.delivery.message), sub->second.options.qos) != 0) break;
+      if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
+        log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+        disconnect(codec::ReasonCode::quota_exceeded, "slow consumer");
+        close_after_flush(std::chrono::seconds(1));  // the client is not reading: no longer than this
+        break;
+      }
+      if (slow_dropped_++ == 0) {
+        log()->warn("{} slow consumer: {} bytes of output unread, dropping QoS 0 messages for it", log_prefix(),
+                    queued_bytes());
+      }
+      const auto consumer = out.consumer;
+      const auto tag = out.delivery.tag;
+      backlog_.pop_front();
+      settle(consumer, tag);
+      continue;
+    }
+    if (!send_delivery(out)) break;
     backlog_.pop_front();
   }
+  pumping_ = false;
 }
 
 std::uint16_t Session::next_packet_id() {

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/options.hpp"
+
 namespace carrier::mqtt {
 
 struct Options {
@@ -29,6 +31,10 @@ struct Options {
   // The largest packet read before CONNECT (so the CONNECT itself, will included): a larger one
   // closes the connection at its fixed header (CONNACK 0x95 on MQTT 5), nothing buffered.
   std::size_t max_connect_packet_size = 64u << 10;
+  // Encoded output one connection may hold for a client that reads slowly; past it deliveries
+  // wait in the core (or `slow_consumer` applies to QoS 0 ones). One packet always fits.
+  std::size_t max_pending_output_bytes = 4u << 20;
+  net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
 };
 
 }  // namespace carrier::mqtt

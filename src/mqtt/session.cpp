@@ -41,6 +41,7 @@ Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& bro
   // Until CONNECT, only a CONNECT-sized packet is read (raised in handle_connect).
   limits_.max_packet_size = std::min(options_.max_packet_size, options_.max_connect_packet_size);
   outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
+  set_max_queued_bytes(options_.max_pending_output_bytes);
 }
 
 Session::~Session() = default;
@@ -265,6 +266,11 @@ void Session::on_write_done() {
     if (!tags.empty() && by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
   }
   writing_acks_.clear();
+  // Deliveries that waited for the output to drain (deliver.cpp).
+  if (!backlog_.empty()) {
+    pump();
+    flush();
+  }
 }
 
 void Session::publish_will_now() {
@@ -354,6 +360,9 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
 
 void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
+  if (slow_dropped_ != 0) {
+    log()->info("{} dropped {} QoS 0 messages as a slow consumer", log_prefix(), slow_dropped_);
+  }
   if (watchdog_) watchdog_->cancel();
   handshake_.release();
   if (taken_over_) return;  // take_over() has detached and reported

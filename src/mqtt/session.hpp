@@ -227,6 +227,8 @@ class Session : public net::Connection {
   std::uint16_t outbound_window_ = 100;
   std::unordered_map<core::ConsumerId, std::vector<std::uint64_t>> staged_acks_;   // QoS 0, in out()
   std::unordered_map<core::ConsumerId, std::vector<std::uint64_t>> writing_acks_;  // QoS 0, being written
+  std::uint64_t slow_dropped_ = 0;  // QoS 0 deliveries dropped by the slow-consumer policy
+  bool pumping_ = false;            // pump() is running (deliver.cpp)
 };
 
 }  // namespace carrier::mqtt

@@ -130,11 +130,21 @@ void Connection::close_after_flush() {
   wake_.cancel();
 }
 
+void Connection::close_after_flush(std::chrono::milliseconds grace) {
+  close_after_flush();
+  if (closed_ || linger_) return;
+  linger_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), grace);
+  linger_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->close();
+  });
+}
+
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
   closing_ = true;
   boost::system::error_code ec;
+  if (linger_) linger_->cancel();
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   wake_.cancel();

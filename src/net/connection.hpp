@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void flush();
   // Sends what is queued, then closes. Further input is ignored.
   void close_after_flush();
+  // The same, but closes anyway once `grace` has passed (a peer that does not read).
+  void close_after_flush(std::chrono::milliseconds grace);
   void close();
   bool is_closed() const { return closed_; }
   // Back-pressure: stop reading (the kernel's buffers fill and TCP slows the peer) until
@@ -54,6 +57,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::chrono::steady_clock::time_point last_read() const { return last_read_; }
   std::chrono::steady_clock::time_point last_write() const { return last_write_; }
   std::size_t queued_bytes() const { return pending_.size() + writing_.size(); }
+  // The bound on output waiting for a slow reader: once queued_bytes() reaches it, sessions
+  // stop encoding deliveries (they wait, or a slow-consumer policy applies) until writes drain
+  // it. One frame always fits, so a connection holds at most the bound plus one frame.
+  void set_max_queued_bytes(std::size_t bytes) { max_queued_bytes_ = bytes; }
+  bool output_full() const { return queued_bytes() >= max_queued_bytes_; }
 
   // The broker is stopping: say goodbye as the protocol allows, then close.
   virtual void shutdown() = 0;
@@ -82,7 +90,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string log_prefix_;
   asio::steady_timer wake_;
   asio::steady_timer resume_;
+  std::unique_ptr<asio::steady_timer> linger_;  // close_after_flush(grace) only
   bool paused_ = false;
+  std::size_t max_queued_bytes_ = SIZE_MAX;
   std::string read_buffer_;
   std::array<char, 64> peek_;  // an idle connection's pending read lands here (connection.cpp)
   std::string pending_;

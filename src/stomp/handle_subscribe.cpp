@@ -125,6 +125,10 @@ void Session::handle_subscribe(codec::Frame& frame) {
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
   request.consumer = consumer_;
+  // A private topic subscription acked once written: its deliveries fall under the slow-consumer
+  // policy when our output is over its bound (session.cpp).
+  const bool droppable = mode == core::AckMode::auto_ack && dest->kind == core::DestinationKind::topic &&
+                         request.subscription_name.empty();
   auto consumer = broker_.subscribe(std::move(request), [weak, receipt](Status st) {
     auto self = weak.lock();
     if (!self || self->is_closing()) return;
@@ -145,6 +149,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   sub.ack_mode = mode;
   sub.durable_name = std::move(durable_name);
   if (dest->kind == core::DestinationKind::temp_queue) sub.temp_queue = dest->name;
+  sub.droppable = droppable;
   by_consumer_.emplace(sub.consumer, id);
   subscriptions_.emplace(id, std::move(sub));
 }

@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/options.hpp"
+
 namespace carrier::stomp {
 
 struct Options {
@@ -22,6 +24,10 @@ struct Options {
   std::size_t max_transaction_bytes = 16u << 20;
   std::size_t max_transaction_messages = 100000;  // messages sent, acked or nacked in it
   std::size_t max_transactions = 16;             // open at once on one connection
+  // Encoded output one connection may hold for a client that reads slowly; past it deliveries
+  // wait in the core (or `slow_consumer` applies). One frame always fits.
+  std::size_t max_pending_output_bytes = 4u << 20;
+  net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
 };
 
 }  // namespace carrier::stomp

@@ -29,6 +29,7 @@ Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& bro
   // Until the client is let in, only a CONNECT-sized frame is read (raised in on_authenticated).
   limits_.max_frame_bytes = std::min(options_.max_frame_bytes, options_.max_connect_bytes);
   limits_.max_headers = options_.max_headers;
+  set_max_queued_bytes(options_.max_pending_output_bytes);
   session_id_ = fmt::format("carrier-{}", id());
 }
 
@@ -133,6 +134,12 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    if (step->frame->command == codec::Command::send && sends_to_blocked_queue(*step->frame)) {
+      // Its queue is full (overflow = "block"): leave this SEND unread until the queue drains.
+      log()->debug("{} destination full: pausing this producer", log_prefix());
+      pause_reading();
+      break;
+    }
     offset += step->consumed;
     handle(*step->frame);
   }
@@ -140,6 +147,23 @@ void Session::on_data(std::string& buffer) {
   buffer.erase(0, offset);
   if (disconnecting_ || is_closing()) buffer.clear();
   flush();
+}
+
+bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
+  const auto* pressure = broker_.pressure();
+  if (pressure == nullptr || !pressure->any()) return false;
+  const auto* text = frame.header("destination");
+  if (text == nullptr) return false;
+  std::string_view rest(*text);
+  while (true) {
+    auto comma = rest.find(',');
+    auto one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    auto dest = parse_destination(one);
+    if (dest && dest->kind == core::DestinationKind::queue && pressure->blocked(dest->key())) return true;
+    if (comma == std::string_view::npos) return false;
+    rest.remove_prefix(comma + 1);
+  }
 }
 
 void Session::handle(codec::Frame& frame) {
@@ -177,49 +201,98 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
   auto it = subscriptions_.find(by->second);
   if (it == subscriptions_.end()) return;
   Subscription& sub = it->second;
-  char id_text[36];
-  char ack_text[48];
+  std::vector<std::uint64_t> dropped;
   for (auto& d : batch) {
-    const core::Message& m = *d.message;
-    codec::FrameWriter w(out(), codec::Command::message, version_);
-    w.header("subscription", sub.id);
-    m.id.to_chars(id_text);
-    w.header("message-id", std::string_view(id_text, sizeof id_text));
-    switch (m.destination.kind) {
-      case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
-      case core::DestinationKind::topic:
-        if (!m.destination.name.empty() && m.destination.name.front() == '$') {
-          w.header("destination", format_destination(m.destination));  // an exchange: "/exchange/..."
-        } else {
-          w.header("destination", "/topic/", m.destination.name);
-        }
-        break;
-      case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
-    }
-    if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
-      auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
-      w.header("ack", std::string_view(ack_text, r.size));
-    }
-    // Present on every delivery, as RabbitMQ sends it: clients test it for "false" too.
-    w.header("redelivered", d.redelivered ? "true" : "false");
-    w.header("delivery-count", static_cast<std::int64_t>(d.delivery_count));
-    if (m.persistent) w.header("persistent", "true");
-    w.header("priority", static_cast<std::int64_t>(m.priority));
-    w.header("timestamp", m.timestamp_ms);
-    if (m.expires_ms != 0) w.header("expires", m.expires_ms);
-    if (!m.correlation_id.empty()) w.header("correlation-id", m.correlation_id);
-    if (!m.reply_to.empty()) w.header("reply-to", m.reply_to);
-    if (!m.type.empty()) w.header("type", m.type);
-    if (!m.content_type.empty()) w.header("content-type", m.content_type);
-    for (const auto& [name, value] : m.properties) w.header(name, value);
-    w.finish(m.body ? std::string_view(*m.body) : std::string_view());
-    if (sub.ack_mode == core::AckMode::auto_ack) {
-      sub.staged_auto_acks.push_back(d.tag);
+    if (held_.empty() && !output_full()) {
+      encode_delivery(sub, d);
+    } else if (sub.droppable && !d.message->persistent) {
+      slow_consumer(sub, dropped, d.tag);
+      if (is_closing()) return;
     } else {
-      sub.unacked.emplace(d.tag, d.message);
+      // Past the output bound: the message stays counted in the core (unacked, holding this
+      // subscription's credit) and is encoded once the client has read enough.
+      held_.push_back(Held{id, std::move(d)});
     }
   }
+  if (!dropped.empty()) broker_.ack(sub.consumer, std::move(dropped), nullptr);
   flush();
+}
+
+void Session::slow_consumer(Subscription& sub, std::vector<std::uint64_t>& dropped, std::uint64_t tag) {
+  if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
+    log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+    codec::Headers headers{{"message", "slow consumer"}, {"content-type", "text/plain"}};
+    encode(codec::Command::error, headers,
+           fmt::format("more than {} bytes of output unread (max_pending_output_bytes)\n", options_.max_pending_output_bytes));
+    // The client is not reading: the ERROR gets a moment to go out, no more.
+    close_after_flush(std::chrono::seconds(1));
+    return;
+  }
+  if (slow_dropped_++ == 0) {
+    log()->warn("{} slow consumer: {} bytes of output unread, dropping topic messages for it (subscription {})",
+                log_prefix(), queued_bytes(), sub.id);
+  }
+  dropped.push_back(tag);
+}
+
+void Session::drain_held() {
+  while (held_next_ < held_.size() && !output_full() && !is_closing()) {
+    Held& h = held_[held_next_++];
+    auto by = by_consumer_.find(h.consumer);
+    if (by == by_consumer_.end()) continue;  // unsubscribed: the queue has it back
+    auto it = subscriptions_.find(by->second);
+    if (it == subscriptions_.end()) continue;
+    encode_delivery(it->second, h.delivery);
+    h.delivery.message.reset();
+  }
+  if (held_next_ == held_.size()) {
+    std::vector<Held>().swap(held_);
+    held_next_ = 0;
+  }
+  flush();
+}
+
+void Session::encode_delivery(Subscription& sub, const core::Delivery& d) {
+  char id_text[36];
+  char ack_text[48];
+  const core::Message& m = *d.message;
+  codec::FrameWriter w(out(), codec::Command::message, version_);
+  w.header("subscription", sub.id);
+  m.id.to_chars(id_text);
+  w.header("message-id", std::string_view(id_text, sizeof id_text));
+  switch (m.destination.kind) {
+    case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
+    case core::DestinationKind::topic:
+      if (!m.destination.name.empty() && m.destination.name.front() == '$') {
+        w.header("destination", format_destination(m.destination));  // an exchange: "/exchange/..."
+      } else {
+        w.header("destination", "/topic/", m.destination.name);
+      }
+      break;
+    case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
+  }
+  if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
+    auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
+    w.header("ack", std::string_view(ack_text, r.size));
+  }
+  // Present on every delivery, as RabbitMQ sends it: clients test it for "false" too.
+  w.header("redelivered", d.redelivered ? "true" : "false");
+  w.header("delivery-count", static_cast<std::int64_t>(d.delivery_count));
+  if (m.persistent) w.header("persistent", "true");
+  w.header("priority", static_cast<std::int64_t>(m.priority));
+  w.header("timestamp", m.timestamp_ms);
+  if (m.expires_ms != 0) w.header("expires", m.expires_ms);
+  if (!m.correlation_id.empty()) w.header("correlation-id", m.correlation_id);
+  if (!m.reply_to.empty()) w.header("reply-to", m.reply_to);
+  if (!m.type.empty()) w.header("type", m.type);
+  if (!m.content_type.empty()) w.header("content-type", m.content_type);
+  for (const auto& [name, value] : m.properties) w.header(name, value);
+  w.finish(m.body ? std::string_view(*m.body) : std::string_view());
+  if (sub.ack_mode == core::AckMode::auto_ack) {
+    sub.staged_auto_acks.push_back(d.tag);
+  } else {
+    sub.unacked.emplace(d.tag, d.message);
+  }
 }
 
 void Session::on_write_started() {
@@ -238,6 +311,7 @@ void Session::on_write_done() {
     broker_.ack(sub.consumer, std::move(sub.writing_auto_acks), nullptr);
     sub.writing_auto_acks.clear();
   }
+  if (!held_.empty()) drain_held();
 }
 
 void Session::release_subscriptions() {
@@ -254,6 +328,11 @@ void Session::on_closed() {
     for (const auto& [name, tx] : transactions_) memory->sub(static_cast<std::int64_t>(tx.bytes));
   }
   transactions_.clear();
+  held_.clear();  // their queues take them back with the subscriptions
+  held_next_ = 0;
+  if (slow_dropped_ != 0) {
+    log()->info("{} dropped {} topic messages as a slow consumer", log_prefix(), slow_dropped_);
+  }
   release_subscriptions();
   for (const auto& name : temp_queues_) {
     broker_.delete_queue(core::Destination{core::DestinationKind::temp_queue, name}, nullptr);

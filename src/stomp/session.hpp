@@ -73,6 +73,12 @@ class Session : public net::Connection {
     std::map<std::uint64_t, core::MessagePtr> unacked;  // by tag: client-acked deliveries held
     std::vector<std::uint64_t> staged_auto_acks;        // written to out(), not yet on the wire
     std::vector<std::uint64_t> writing_auto_acks;       // in the write under way
+    bool droppable = false;  // private topic subscription, ack:auto: the slow-consumer policy applies
+  };
+  // A delivery that came while the output was over its bound: encoded once writes drain it.
+  struct Held {
+    core::ConsumerId consumer;
+    core::Delivery delivery;
   };
   struct PendingSend {
     std::vector<core::MessagePtr> messages;  // several for a composite destination
@@ -106,6 +112,8 @@ class Session : public net::Connection {
   std::size_t transaction_byte_limit() const;
   void handle_disconnect(codec::Frame& frame);
 
+  // Whether a SEND names a queue that is full with overflow = "block" (core::DestinationPressure).
+  bool sends_to_blocked_queue(const codec::Frame& frame) const;
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.
@@ -120,6 +128,12 @@ class Session : public net::Connection {
   void subscribe_reply_queue(const std::string& name, std::string_view spelling);
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
   Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
+
+  void encode_delivery(Subscription& sub, const core::Delivery& d);
+  // Encodes held deliveries while the output is under its bound.
+  void drain_held();
+  // The output is over its bound and a droppable delivery came: drop it or disconnect.
+  void slow_consumer(Subscription& sub, std::vector<std::uint64_t>& dropped, std::uint64_t tag);
 
   void send_receipt(const std::string& receipt_id);
   void maybe_receipt(const codec::Frame& frame);
@@ -149,6 +163,11 @@ class Session : public net::Connection {
   std::unordered_map<std::string, Subscription> subscriptions_;  // by client id
   std::unordered_map<core::ConsumerId, std::string> by_consumer_;
   std::uint64_t next_subscription_number_ = 1;
+  // Non-empty only while the output is over its bound; taken from held_next_ on (a vector: an
+  // idle connection pays nothing for it, unlike a deque).
+  std::vector<Held> held_;
+  std::size_t held_next_ = 0;
+  std::uint64_t slow_dropped_ = 0;     // deliveries dropped by the slow-consumer policy
   std::unordered_map<std::string, Tx> transactions_;
   std::vector<PendingSend> sends_;
   std::size_t sends_in_flight_ = 0;     // batches the store has not confirmed yet
