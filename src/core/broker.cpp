@@ -226,13 +226,13 @@ std::string Broker::scheduled_topic_key(const Message& m) {
 }
 
 void Broker::schedule_topic(MessagePtr m) {
-  account(static_cast<std::int64_t>(m->footprint()));
+  account_hold(*m);
   const auto due = m->deliver_at_ms;  // read before the lambda takes `m`
   at(due, [this, m = std::move(m)]() { publish_due(m); });
 }
 
 void Broker::publish_due(const MessagePtr& m) {
-  account(-static_cast<std::int64_t>(m->footprint()));
+  account_release(*m);
   std::vector<Routed> to_queues;
   std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private;
   std::vector<MessagePtr> retained;

@@ -299,6 +299,8 @@ class Broker {
   // The memory gauge counts a message once while any queue (or schedule, or the retained store)
   // holds it: a topic message fanned out to many subscriptions shares one body, and counting it
   // per subscription would let one slow subscriber's copies reach the global limit alone.
+  // Bytes that are not a message's (a queue object's overhead), added or (negative) given back.
+  void account(std::int64_t bytes);
   void account_hold(const Message& m);
   void account_release(const Message& m);
   // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false

@@ -17,6 +17,15 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
+void Broker::account(std::int64_t bytes) {
+  if (memory_ == nullptr || bytes == 0) return;
+  if (bytes > 0) {
+    memory_->add(bytes);
+  } else {
+    memory_->sub(-bytes);
+  }
+}
+
 void Broker::account_hold(const Message& m) {
   if (memory_ != nullptr && m.holders.count.fetch_add(1, std::memory_order_relaxed) == 0) {
     memory_->add(static_cast<std::int64_t>(m.footprint()));

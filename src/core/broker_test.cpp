@@ -656,16 +656,19 @@ TEST_F(BrokerTest, MemoryGaugeCountsAFannedOutMessageOnce) {
       ids.emplace_back(i % kShards, *b.subscribe({topic, AckMode::client_individual, 0, subs.back()}, nullptr));
     });
   }
+  // Each subscription's queue object counts its fixed overhead; the message comes on top.
+  const std::int64_t queues = 6 * Broker::kQueueOverheadBytes;
+  EXPECT_EQ(gauge.used(), queues);
   auto m = make(std::string(100000, 'x'), topic);
   on(0, [&](Broker& b) { b.send({m}, nullptr); });
   for (auto& s : subs) ASSERT_EQ(s->got.size(), 1u);
-  EXPECT_EQ(gauge.used(), static_cast<std::int64_t>(m->footprint()));
+  EXPECT_EQ(gauge.used(), queues + static_cast<std::int64_t>(m->footprint()));
   for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
     on(ids[i].first, [&](Broker& b) { b.ack(ids[i].second, {subs[i]->got[0].tag}, nullptr); });
   }
-  EXPECT_EQ(gauge.used(), static_cast<std::int64_t>(m->footprint()));
+  EXPECT_EQ(gauge.used(), queues + static_cast<std::int64_t>(m->footprint()));
   on(ids.back().first, [&](Broker& b) { b.ack(ids.back().second, {subs.back()->got[0].tag}, nullptr); });
-  EXPECT_EQ(gauge.used(), 0);
+  EXPECT_EQ(gauge.used(), queues);
 }
 
 TEST_F(BrokerTest, TopicPolicyLimitsBoundAPlainSubscriptionWithoutRefusingTheProducer) {

@@ -159,7 +159,7 @@ bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
     auto comma = rest.find(',');
     auto one = rest.substr(0, comma);
     while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
-    auto dest = parse_destination(one);
+    auto dest = parse_destination(one, false);
     if (dest && dest->kind == core::DestinationKind::queue && pressure->blocked(dest->key())) return true;
     if (comma == std::string_view::npos) return false;
     rest.remove_prefix(comma + 1);
