@@ -1,6 +1,7 @@
 #include "core/queue.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace carrier::core {
 
@@ -39,6 +40,10 @@ void Queue::push_ready(Entry entry) {
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
+  // Consumers that refused what was around it have not seen this one (or saw it before a
+  // consumer that has since left took it): they look again from here.
+  const std::size_t p = priority_index(*entry.message);
+  for (auto& c : consumers_) c.refused_below[p] = std::min(c.refused_below[p], entry.seq);
   lane.insert(pos, std::move(entry));
 }
 
@@ -142,50 +147,102 @@ void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std
   c.unacked.push(tag, std::move(e));
 }
 
+std::size_t Queue::choose_selective(const Entry& e, std::size_t lane) const {
+  const std::size_t n = consumers_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t idx = (round_robin_ + i) % n;
+    const auto& c = consumers_[idx];
+    if (!c.has_credit()) continue;
+    if (c.ref.selector && c.refused_below[lane] > e.seq) continue;
+    if (accepts(c, *e.message)) return idx;
+  }
+  return n;
+}
+
 std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<Entry>& expired_out) {
   std::vector<Dispatch> out;
   if (consumers_.empty() || ready_count_ == 0) return out;
   // One batch per consumer per call: the owner posts each batch to the consumer's shard once.
   std::vector<int> batch_of(consumers_.size(), -1);
-  const std::size_t n = consumers_.size();
   for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
-    auto& lane = ready_[p];
-    // Messages no consumer takes now keep their place, ahead of the rest of the lane.
-    std::vector<Entry> skipped;
-    while (!lane.empty()) {
-      if (!any_credit()) break;
-      const Message& m = *lane.front().message;
-      if (expired(m, now_ms)) {
-        ready_bytes_ -= m.footprint();
-        --ready_count_;
-        expired_out.push_back(std::move(lane.front()));
-        lane.pop_front();
-        continue;
-      }
-      const std::size_t idx = choose(m);
-      if (idx == n) {
-        if (selective_consumers_ == 0) break;  // nobody has credit
-        ready_bytes_ -= m.footprint();
-        --ready_count_;
-        skipped.push_back(std::move(lane.front()));
-        lane.pop_front();
-        continue;
-      }
-      ready_bytes_ -= m.footprint();
-      --ready_count_;
-      Entry e = std::move(lane.front());
-      lane.pop_front();
-      deliver_to(idx, std::move(e), out, batch_of);
-    }
-    for (auto it = skipped.rbegin(); it != skipped.rend(); ++it) {
-      ready_bytes_ += it->message->footprint();
-      ++ready_count_;
-      lane.push_front(std::move(*it));
+    if (selective_consumers_ == 0) {
+      dispatch_lane(p, now_ms, expired_out, out, batch_of);
+    } else {
+      dispatch_lane_selective(p, now_ms, expired_out, out, batch_of);
     }
     if (!any_credit()) break;
   }
   if (!out.empty()) last_activity_ms_ = now_ms;
   return out;
+}
+
+// No selectors: every consumer with credit takes the front message.
+void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                          std::vector<Dispatch>& out, std::vector<int>& batch_of) {
+  auto& lane = ready_[p];
+  while (!lane.empty() && any_credit()) {
+    const Message& m = *lane.front().message;
+    if (expired(m, now_ms)) {
+      ready_bytes_ -= m.footprint();
+      --ready_count_;
+      expired_out.push_back(std::move(lane.front()));
+      lane.pop_front();
+      continue;
+    }
+    const std::size_t idx = choose(m);
+    if (idx == consumers_.size()) break;  // nobody has credit
+    ready_bytes_ -= m.footprint();
+    --ready_count_;
+    Entry e = std::move(lane.front());
+    lane.pop_front();
+    deliver_to(idx, std::move(e), out, batch_of);
+  }
+}
+
+// Some consumer has a selector: messages no consumer takes now keep their place, and each
+// consumer's selector sees each entry once (refused_below), so a backlog nobody matches costs
+// nothing per send. Entries taken out leave holes, closed in one pass at the end.
+void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                                    std::vector<Dispatch>& out, std::vector<int>& batch_of) {
+  auto& lane = ready_[p];
+  // Entries below every consumer-with-credit's refused_below were refused by all of them.
+  std::uint64_t from = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& c : consumers_) {
+    if (c.has_credit()) from = std::min(from, c.ref.selector ? c.refused_below[p] : 0);
+  }
+  auto start = std::lower_bound(lane.begin(), lane.end(), from,
+                                [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
+  std::size_t first_hole = lane.size();
+  for (auto i = static_cast<std::size_t>(start - lane.begin()); i < lane.size(); ++i) {
+    if (!any_credit()) break;
+    Entry& e = lane[i];
+    const Message& m = *e.message;
+    if (expired(m, now_ms)) {
+      ready_bytes_ -= m.footprint();
+      --ready_count_;
+      expired_out.push_back(std::move(e));
+      first_hole = std::min(first_hole, i);
+      continue;
+    }
+    const std::size_t idx = choose_selective(e, p);
+    if (idx == consumers_.size()) {
+      // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
+      // them also refused every entry it was offered since its refused_below).
+      for (auto& c : consumers_) {
+        if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
+      }
+      continue;
+    }
+    ready_bytes_ -= m.footprint();
+    --ready_count_;
+    deliver_to(idx, std::move(e), out, batch_of);
+    first_hole = std::min(first_hole, i);
+  }
+  if (first_hole < lane.size()) {
+    lane.erase(std::remove_if(lane.begin() + static_cast<std::ptrdiff_t>(first_hole), lane.end(),
+                              [](const Entry& e) { return !e.message; }),
+               lane.end());
+  }
 }
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {

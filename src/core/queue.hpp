@@ -91,6 +91,11 @@ class Queue {
     ConsumerRef ref;
     std::uint64_t next_tag = 1;
     UnackedLog<Entry> unacked;
+    // Per priority lane: every ready entry with a smaller seq was offered to this consumer's
+    // selector and refused, so dispatch does not evaluate it again (a consumer that matches none
+    // of a large backlog would otherwise rescan it on every send). Lowered when an entry returns
+    // to the lane below it.
+    std::array<std::uint64_t, 10> refused_below{};
     bool has_credit() const { return unacked.size() < ref.prefetch; }
   };
 
@@ -100,6 +105,12 @@ class Queue {
   bool accepts(const ConsumerState& c, const Message& m) const;
   // Picks the consumer for `m` round-robin among those with credit that accept it; n if none.
   std::size_t choose(const Message& m) const;
+  // The same for an entry of lane `lane`, skipping consumers known to have refused it.
+  std::size_t choose_selective(const Entry& e, std::size_t lane) const;
+  void dispatch_lane(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                     std::vector<Dispatch>& out, std::vector<int>& batch_of);
+  void dispatch_lane_selective(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                               std::vector<Dispatch>& out, std::vector<int>& batch_of);
   bool any_credit() const;
   void deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std::vector<int>& batch_of);
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
+#include <string>
 
 namespace carrier::core {
 namespace {
@@ -143,6 +145,110 @@ TEST(Queue, SelectorsKeepUnmatchedMessagesForOthers) {
   EXPECT_EQ(q.depth(), 2u) << "2 and 4 wait for a consumer that takes them";
   q.add_consumer(consumer(2, 10));
   EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"2", "4"}));
+}
+
+// A stand-in selector: the set of bodies a consumer takes, as one string (" 1 3 5 "). The matcher
+// counts its calls per consumer.
+struct CountingSelectors {
+  std::vector<std::shared_ptr<std::string>> sets;
+  std::shared_ptr<std::map<const void*, int>> calls = std::make_shared<std::map<const void*, int>>();
+
+  Queue::Matcher matcher() const {
+    return [calls = calls](const selector::Selector& s, const Message& m) {
+      ++(*calls)[&s];
+      const auto& set = reinterpret_cast<const std::string&>(s);
+      return set.find(" " + *m.body + " ") != std::string::npos;
+    };
+  }
+  ConsumerRef consumer_taking(std::uint64_t id, std::uint32_t prefetch, std::string bodies) {
+    auto set = std::make_shared<std::string>(std::move(bodies));
+    sets.push_back(set);
+    auto r = consumer(id, prefetch);
+    r.selector = std::shared_ptr<const selector::Selector>(set, reinterpret_cast<const selector::Selector*>(set.get()));
+    return r;
+  }
+  int calls_for(std::size_t consumer_index) const {
+    const auto it = calls->find(sets.at(consumer_index).get());
+    return it == calls->end() ? 0 : it->second;
+  }
+};
+
+TEST(Queue, ASelectorSeesEachMessageOnceAcrossDispatches) {
+  CountingSelectors selectors;
+  Queue q("queue:q", selectors.matcher());
+  q.add_consumer(selectors.consumer_taking(1, 10, " none "));
+  std::vector<Queue::Entry> expired;
+  // A dispatch after each send, as the broker does: the backlog nobody matches is not rescanned.
+  for (int i = 1; i <= 1000; ++i) {
+    q.enqueue(make(i, static_cast<std::uint8_t>(i % 10)));
+    EXPECT_TRUE(q.dispatch(0, expired).empty());
+  }
+  EXPECT_EQ(selectors.calls_for(0), 1000);
+  EXPECT_EQ(q.depth(), 1000u);
+  // A consumer that takes everything still gets them all, highest priority first.
+  q.add_consumer(consumer(2, 2000));
+  const auto got = bodies(q.dispatch(0, expired), 2);
+  ASSERT_EQ(got.size(), 1000u);
+  EXPECT_EQ(got.front(), "9");
+  EXPECT_EQ(got.back(), "1000");
+  EXPECT_EQ(selectors.calls_for(0), 1000) << "a consumer with no new messages to look at";
+}
+
+TEST(Queue, SelectorConsumersStillTakeWhatTheyMatchAmongRefusedOnes) {
+  CountingSelectors selectors;
+  Queue q("queue:q", selectors.matcher());
+  q.add_consumer(selectors.consumer_taking(1, 100, " 7 19 "));
+  q.add_consumer(selectors.consumer_taking(2, 100, " 3 20 "));
+  std::vector<Queue::Entry> expired;
+  std::vector<std::string> one;
+  std::vector<std::string> two;
+  for (int i = 1; i <= 20; ++i) {
+    q.enqueue(make(i, static_cast<std::uint8_t>(i % 3 * 4)));
+    const auto ds = q.dispatch(0, expired);
+    for (const auto& b : bodies(ds, 1)) one.push_back(b);
+    for (const auto& b : bodies(ds, 2)) two.push_back(b);
+  }
+  EXPECT_EQ(one, (std::vector<std::string>{"7", "19"}));
+  EXPECT_EQ(two, (std::vector<std::string>{"3", "20"}));
+  EXPECT_EQ(q.depth(), 16u);
+  // Each consumer looked at each message at most once (a message the first one took is never
+  // offered to the second, so fewer).
+  EXPECT_LE(selectors.calls_for(0), 20);
+  EXPECT_LE(selectors.calls_for(1), 20);
+}
+
+TEST(Queue, MessagesReturnedToTheQueueAreOfferedToSelectorsAgain) {
+  CountingSelectors selectors;
+  Queue q("queue:q", selectors.matcher());
+  std::vector<Queue::Entry> expired;
+  // A consumer without a selector holds 1..5 when the selective one arrives.
+  q.add_consumer(consumer(1, 5));
+  for (int i = 1; i <= 5; ++i) q.enqueue(make(i));
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 1).size(), 5u);
+  q.add_consumer(selectors.consumer_taking(2, 10, " 2 4 "));
+  // It refuses 6..10, which come after the ones it never saw.
+  for (int i = 6; i <= 10; ++i) {
+    q.enqueue(make(i));
+    EXPECT_TRUE(q.dispatch(0, expired).empty());
+  }
+  // The first consumer leaves: 1..5 return, redelivered, and 2 and 4 go to the selective one.
+  for (auto& e : q.remove_consumer(ConsumerId(1))) q.requeue(std::move(e));
+  const auto ds = q.dispatch(0, expired);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_EQ(ds[0].batch.size(), 2u);
+  EXPECT_EQ(*ds[0].batch[0].message->body, "2");
+  EXPECT_TRUE(ds[0].batch[0].redelivered);
+  EXPECT_EQ(*ds[0].batch[1].message->body, "4");
+  EXPECT_EQ(q.depth(), 8u);
+  // A nacked message comes back the same way.
+  std::vector<std::uint64_t> tags{1};
+  auto nacked = q.nack(ConsumerId(2), tags);
+  ASSERT_EQ(nacked.returned.size(), 1u);
+  q.requeue(std::move(nacked.returned[0]));
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"2"}));
+  // Returning a message below what a consumer refused makes it look again from there, once:
+  // 6..10, then 1..10 after the first consumer left, then 2..10 but 4 after the nack.
+  EXPECT_EQ(selectors.calls_for(0), 5 + 10 + 8);
 }
 
 TEST(Queue, TakeExpiredOldestAndAll) {
