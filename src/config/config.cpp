@@ -317,6 +317,8 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.core.sweep_interval_ms); }},
     {"memory_limit_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
+    {"max_selector_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 65536), c.core.max_selector_bytes); }},
 };
 
 Result<double> read_fraction(const Field& f, double min, double max) {

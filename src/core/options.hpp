@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct Options {
   std::vector<DestinationPolicy> policies;
   std::uint32_t sweep_interval_ms = 1000;  // expiry and idle sweeps
   std::uint64_t memory_limit_bytes = 0;    // stop reading producers past this many bytes of messages; 0: no limit
+  std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)
 };
 
 }  // namespace carrier::core
