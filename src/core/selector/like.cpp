@@ -24,7 +24,13 @@ constexpr std::size_t kShortLiteral = 64;
 // segment (the selector text limit is far below it anyway).
 constexpr std::size_t kMaxWords = kMaxLikeSegmentChars / 64;
 
-std::uint32_t char_key(std::string_view text, std::size_t pos, std::size_t length) {
+// utf8_char_length, with ASCII answered here: this runs once per character of the text.
+inline std::size_t char_length(std::string_view text, std::size_t pos) {
+  return static_cast<unsigned char>(text[pos]) < 0x80 ? 1 : utf8_char_length(text, pos);
+}
+
+inline std::uint32_t char_key(std::string_view text, std::size_t pos, std::size_t length) {
+  if (length == 1) return static_cast<unsigned char>(text[pos]);
   std::uint32_t key = 0;
   for (std::size_t k = 0; k < length; ++k) key = key << 8 | static_cast<unsigned char>(text[pos + k]);
   return key;
@@ -73,7 +79,7 @@ void prepare_search(Segment& s) {
 bool match_at(const Segment& s, std::string_view text, std::size_t& pos) {
   for (const auto c : s.chars) {
     if (pos >= text.size()) return false;
-    const std::size_t length = utf8_char_length(text, pos);
+    const std::size_t length = char_length(text, pos);
     if (c != kAnyChar && c != char_key(text, pos, length)) return false;
     pos += length;
   }
@@ -85,7 +91,7 @@ bool find_kmp(const Segment& s, std::string_view text, std::size_t& pos) {
   const auto& p = s.chars;
   std::uint32_t q = 0;
   for (std::size_t t = pos; t < text.size();) {
-    const std::size_t length = utf8_char_length(text, t);
+    const std::size_t length = char_length(text, t);
     const std::uint32_t c = char_key(text, t, length);
     t += length;
     while (q > 0 && p[q] != c) q = s.failure[q - 1];
@@ -112,7 +118,7 @@ bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
   if (s.words == 1) {
     std::uint64_t d = 0;
     for (std::size_t t = pos; t < text.size();) {
-      const std::size_t length = utf8_char_length(text, t);
+      const std::size_t length = char_length(text, t);
       d = (d << 1 | 1) & *mask_of(s, char_key(text, t, length));
       t += length;
       if ((d & last_bit) != 0) {
@@ -125,7 +131,7 @@ bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
   std::array<std::uint64_t, kMaxWords> d;  // NOLINT: the first `words` are set below
   std::fill_n(d.begin(), s.words, 0);
   for (std::size_t t = pos; t < text.size();) {
-    const std::size_t length = utf8_char_length(text, t);
+    const std::size_t length = char_length(text, t);
     const std::uint64_t* mask = mask_of(s, char_key(text, t, length));
     t += length;
     std::uint64_t carry = 1;
@@ -147,9 +153,9 @@ bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
 bool match_end(const Segment& s, std::string_view text, std::size_t pos) {
   if (s.chars.empty()) return true;  // the pattern ends with '%'
   std::size_t left = 0;
-  for (std::size_t t = pos; t < text.size(); t += utf8_char_length(text, t)) ++left;
+  for (std::size_t t = pos; t < text.size(); t += char_length(text, t)) ++left;
   if (left < s.chars.size()) return false;
-  for (std::size_t skip = left - s.chars.size(); skip > 0; --skip) pos += utf8_char_length(text, pos);
+  for (std::size_t skip = left - s.chars.size(); skip > 0; --skip) pos += char_length(text, pos);
   return match_at(s, text, pos) && pos == text.size();
 }
 
