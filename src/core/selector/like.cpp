@@ -60,19 +60,51 @@ void prepare_search(Segment& s) {
   }
   std::sort(s.keys.begin(), s.keys.end());
   s.keys.erase(std::unique(s.keys.begin(), s.keys.end()), s.keys.end());
-  s.masks.assign((s.keys.size() + 1) * s.words, 0);
+  const auto key_index = [&s](std::uint32_t c) {
+    return static_cast<std::size_t>(std::lower_bound(s.keys.begin(), s.keys.end(), c) - s.keys.begin());
+  };
+  if (s.words == 1) {
+    s.masks.assign(s.keys.size() + 1, 0);
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::uint64_t bit = std::uint64_t{1} << j;
+      if (s.chars[j] != kAnyChar) {
+        s.masks[key_index(s.chars[j])] |= bit;
+      } else {
+        for (auto& mask : s.masks) mask |= bit;  // '_' takes any character
+      }
+    }
+    return;
+  }
+  s.masks.assign(s.words, 0);
+  // (key, word, bits) for each literal position, merged per (key, word).
+  struct Bit {
+    std::size_t key;
+    std::uint32_t word;
+    std::uint64_t bits;
+  };
+  std::vector<Bit> bits;
   for (std::size_t j = 0; j < m; ++j) {
+    const auto word = static_cast<std::uint32_t>(j / 64);
     const std::uint64_t bit = std::uint64_t{1} << (j % 64);
-    const std::size_t word = j / 64;
     if (s.chars[j] == kAnyChar) {
-      // '_' takes any character: its bit is in every mask.
-      for (std::size_t k = 0; k <= s.keys.size(); ++k) s.masks[k * s.words + word] |= bit;
+      s.masks[word] |= bit;
     } else {
-      const auto k = static_cast<std::size_t>(
-          std::lower_bound(s.keys.begin(), s.keys.end(), s.chars[j]) - s.keys.begin());
-      s.masks[k * s.words + word] |= bit;
+      bits.push_back({key_index(s.chars[j]), word, bit});
     }
   }
+  std::sort(bits.begin(), bits.end(),
+            [](const Bit& a, const Bit& b) { return a.key != b.key ? a.key < b.key : a.word < b.word; });
+  s.key_first.assign(s.keys.size() + 1, 0);
+  for (const auto& b : bits) {
+    if (!s.key_bits.empty() && s.key_first[b.key + 1] > s.key_first[b.key] && s.key_bits.back().word == b.word) {
+      s.key_bits.back().bits |= b.bits;
+      continue;
+    }
+    s.key_bits.push_back({b.word, b.bits});
+    s.key_first[b.key + 1] = static_cast<std::uint32_t>(s.key_bits.size());
+  }
+  // Keys are dense 0..size-1 and each has at least one bit, so every key_first[k + 1] was set
+  // above; key_first[0] is 0.
 }
 
 // Matches `s` at `pos` (anchored): advances pos past it.
@@ -104,11 +136,9 @@ bool find_kmp(const Segment& s, std::string_view text, std::size_t& pos) {
   return false;
 }
 
-const std::uint64_t* mask_of(const Segment& s, std::uint32_t c) {
+std::size_t key_of(const Segment& s, std::uint32_t c) {
   const auto it = std::lower_bound(s.keys.begin(), s.keys.end(), c);
-  const std::size_t k = it != s.keys.end() && *it == c ? static_cast<std::size_t>(it - s.keys.begin())
-                                                       : s.keys.size();
-  return s.masks.data() + k * s.words;
+  return it != s.keys.end() && *it == c ? static_cast<std::size_t>(it - s.keys.begin()) : s.keys.size();
 }
 
 bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
@@ -119,7 +149,7 @@ bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
     std::uint64_t d = 0;
     for (std::size_t t = pos; t < text.size();) {
       const std::size_t length = char_length(text, t);
-      d = (d << 1 | 1) & *mask_of(s, char_key(text, t, length));
+      d = (d << 1 | 1) & s.masks[key_of(s, char_key(text, t, length))];
       t += length;
       if ((d & last_bit) != 0) {
         pos = t;
@@ -132,13 +162,21 @@ bool find_shift_and(const Segment& s, std::string_view text, std::size_t& pos) {
   std::fill_n(d.begin(), s.words, 0);
   for (std::size_t t = pos; t < text.size();) {
     const std::size_t length = char_length(text, t);
-    const std::uint64_t* mask = mask_of(s, char_key(text, t, length));
+    const std::size_t k = key_of(s, char_key(text, t, length));
+    const Segment::WordBits* extra = nullptr;
+    const Segment::WordBits* extra_end = nullptr;
+    if (k < s.keys.size()) {
+      extra = s.key_bits.data() + s.key_first[k];
+      extra_end = s.key_bits.data() + s.key_first[k + 1];
+    }
     t += length;
     std::uint64_t carry = 1;
     for (std::uint32_t w = 0; w < s.words; ++w) {
-      const std::uint64_t next_carry = d[w] >> 63;
-      d[w] = (d[w] << 1 | carry) & mask[w];
-      carry = next_carry;
+      const std::uint64_t shifted = d[w] << 1 | carry;
+      carry = d[w] >> 63;
+      std::uint64_t allowed = s.masks[w];
+      if (extra != extra_end && extra->word == w) allowed |= (extra++)->bits;
+      d[w] = shifted & allowed;
     }
     if ((d[last_word] & last_bit) != 0) {
       pos = t;

@@ -105,11 +105,20 @@ struct LikePattern {
     std::vector<std::uint32_t> chars;    // one per character; kAnyChar for '_'
     bool has_any_char = false;
     std::vector<std::uint32_t> failure;  // middle, no '_': KMP failure function
-    // middle with '_': shift-and. keys: the distinct literal characters, sorted; masks: `words`
-    // words per key in key order, then `words` words for a character not in keys (the '_' bits).
+    // middle with '_': shift-and over `words` 64-bit words; keys: the distinct literal
+    // characters, sorted. One word: masks[k] per key, then masks[keys.size()] for any other
+    // character. More words: masks is the '_' mask (`words` words) and key k adds the bits
+    // key_bits[key_first[k], key_first[k + 1]), so the tables grow with the segment, not with
+    // keys x words (a hostile pattern must not cost megabytes per subscription).
+    struct WordBits {
+      std::uint32_t word = 0;
+      std::uint64_t bits = 0;
+    };
     std::uint32_t words = 0;
     std::vector<std::uint32_t> keys;
     std::vector<std::uint64_t> masks;
+    std::vector<std::uint32_t> key_first;
+    std::vector<WordBits> key_bits;
   };
 
   Shape shape = Shape::general;

@@ -608,6 +608,9 @@ TEST(SelectorLike, LongSegmentsWithUnderscoreUseManyWords) {
   const LikePattern& pattern = compiled(units, keep);
   ASSERT_EQ(pattern.segments.size(), 3u);
   EXPECT_EQ(pattern.segments[1].words, 3u);
+  // Tables that grow with the segment, not with distinct characters x words.
+  EXPECT_EQ(pattern.segments[1].masks.size(), 3u);
+  EXPECT_LE(pattern.segments[1].key_bits.size(), pattern.segments[1].chars.size());
   std::string text = "zz" + piece + "zz";
   EXPECT_TRUE(like_matches(pattern, text));
   text[2 + 149] = 'z';  // the last character of the piece
