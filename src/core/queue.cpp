@@ -41,9 +41,16 @@ void Queue::push_ready(Entry entry) {
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
   // Consumers that refused what was around it have not seen this one (or saw it before a
-  // consumer that has since left took it): they look again from here.
+  // consumer that has since left took it): they are offered it again.
   const std::size_t p = priority_index(*entry.message);
-  for (auto& c : consumers_) c.refused_below[p] = std::min(c.refused_below[p], entry.seq);
+  for (auto& c : consumers_) {
+    if (!c.ref.selector || entry.seq >= c.refused_below[p]) continue;
+    if (c.returned.size() < ConsumerState::kMaxReturned) {
+      c.returned.push_back({p, entry.seq});
+    } else {
+      c.refused_below[p] = entry.seq;
+    }
+  }
   lane.insert(pos, std::move(entry));
 }
 
@@ -147,13 +154,19 @@ void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std
   c.unacked.push(tag, std::move(e));
 }
 
+bool Queue::ConsumerState::refused(std::size_t lane, std::uint64_t seq) const {
+  if (seq >= refused_below[lane]) return false;
+  return std::none_of(returned.begin(), returned.end(),
+                      [&](const Returned& r) { return r.lane == lane && r.seq == seq; });
+}
+
 std::size_t Queue::choose_selective(const Entry& e, std::size_t lane) const {
   const std::size_t n = consumers_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t idx = (round_robin_ + i) % n;
     const auto& c = consumers_[idx];
     if (!c.has_credit()) continue;
-    if (c.ref.selector && c.refused_below[lane] > e.seq) continue;
+    if (c.ref.selector && c.refused(lane, e.seq)) continue;
     if (accepts(c, *e.message)) return idx;
   }
   return n;
@@ -200,49 +213,78 @@ void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>
 }
 
 // Some consumer has a selector: messages no consumer takes now keep their place, and each
-// consumer's selector sees each entry once (refused_below), so a backlog nobody matches costs
-// nothing per send. Entries taken out leave holes, closed in one pass at the end.
+// consumer's selector sees each entry once (refused_below, returned), so a backlog nobody
+// matches costs nothing per send. Entries taken out leave holes, closed in one pass at the end.
 void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
                                     std::vector<Dispatch>& out, std::vector<int>& batch_of) {
   auto& lane = ready_[p];
-  // Entries below every consumer-with-credit's refused_below were refused by all of them.
+  const auto position = [&lane](std::uint64_t seq) {
+    return static_cast<std::size_t>(
+        std::lower_bound(lane.begin(), lane.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
+        lane.begin());
+  };
+  // Entries below every consumer-with-credit's refused_below were refused by all of them, except
+  // the returned ones: those first (they are all below `from`, so the lane order holds).
   std::uint64_t from = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::uint64_t> returned;
   for (const auto& c : consumers_) {
-    if (c.has_credit()) from = std::min(from, c.ref.selector ? c.refused_below[p] : 0);
+    if (!c.has_credit()) continue;
+    from = std::min(from, c.ref.selector ? c.refused_below[p] : 0);
+    for (const auto& r : c.returned) {
+      if (r.lane == p) returned.push_back(r.seq);
+    }
   }
-  auto start = std::lower_bound(lane.begin(), lane.end(), from,
-                                [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
+  std::sort(returned.begin(), returned.end());
+  returned.erase(std::unique(returned.begin(), returned.end()), returned.end());
   std::size_t first_hole = lane.size();
-  for (auto i = static_cast<std::size_t>(start - lane.begin()); i < lane.size(); ++i) {
+  for (const auto seq : returned) {
+    if (seq >= from || !any_credit()) break;
+    const std::size_t i = position(seq);
+    if (i < lane.size() && lane[i].seq == seq && lane[i].message) {
+      offer(p, i, now_ms, expired_out, out, batch_of, first_hole);
+    }
+  }
+  for (std::size_t i = position(from); i < lane.size(); ++i) {
     if (!any_credit()) break;
-    Entry& e = lane[i];
-    const Message& m = *e.message;
-    if (expired(m, now_ms)) {
-      ready_bytes_ -= m.footprint();
-      --ready_count_;
-      expired_out.push_back(std::move(e));
-      first_hole = std::min(first_hole, i);
-      continue;
-    }
-    const std::size_t idx = choose_selective(e, p);
-    if (idx == consumers_.size()) {
-      // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
-      // them also refused every entry it was offered since its refused_below).
-      for (auto& c : consumers_) {
-        if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
-      }
-      continue;
-    }
-    ready_bytes_ -= m.footprint();
-    --ready_count_;
-    deliver_to(idx, std::move(e), out, batch_of);
-    first_hole = std::min(first_hole, i);
+    offer(p, i, now_ms, expired_out, out, batch_of, first_hole);
+  }
+  // A consumer that still has credit had it all along (credit only shrinks here) and was offered
+  // every entry of this lane it had not refused before: nothing of the lane is pending for it.
+  for (auto& c : consumers_) {
+    if (!c.has_credit() || c.returned.empty()) continue;
+    std::erase_if(c.returned, [p](const ConsumerState::Returned& r) { return r.lane == p; });
   }
   if (first_hole < lane.size()) {
     lane.erase(std::remove_if(lane.begin() + static_cast<std::ptrdiff_t>(first_hole), lane.end(),
                               [](const Entry& e) { return !e.message; }),
                lane.end());
   }
+}
+
+void Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                  std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole) {
+  Entry& e = ready_[p][i];
+  const Message& m = *e.message;
+  if (expired(m, now_ms)) {
+    ready_bytes_ -= m.footprint();
+    --ready_count_;
+    expired_out.push_back(std::move(e));
+    first_hole = std::min(first_hole, i);
+    return;
+  }
+  const std::size_t idx = choose_selective(e, p);
+  if (idx == consumers_.size()) {
+    // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
+    // them also refused every entry it was offered since its refused_below).
+    for (auto& c : consumers_) {
+      if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
+    }
+    return;
+  }
+  ready_bytes_ -= m.footprint();
+  --ready_count_;
+  deliver_to(idx, std::move(e), out, batch_of);
+  first_hole = std::min(first_hole, i);
 }
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {

@@ -246,9 +246,26 @@ TEST(Queue, MessagesReturnedToTheQueueAreOfferedToSelectorsAgain) {
   ASSERT_EQ(nacked.returned.size(), 1u);
   q.requeue(std::move(nacked.returned[0]));
   EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"2"}));
-  // Returning a message below what a consumer refused makes it look again from there, once:
-  // 6..10, then 1..10 after the first consumer left, then 2..10 but 4 after the nack.
-  EXPECT_EQ(selectors.calls_for(0), 5 + 10 + 8);
+  // Only the returned messages are looked at again: 6..10, then 1..5, then 2.
+  EXPECT_EQ(selectors.calls_for(0), 5 + 5 + 1);
+}
+
+TEST(Queue, ManyReturnedMessagesStillReachTheirSelector) {
+  CountingSelectors selectors;
+  Queue q("queue:q", selectors.matcher());
+  std::vector<Queue::Entry> expired;
+  q.add_consumer(consumer(1, 100));
+  for (int i = 1; i <= 100; ++i) q.enqueue(make(i));
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 1).size(), 100u);
+  q.add_consumer(selectors.consumer_taking(2, 10, " 7 70 100 "));
+  q.enqueue(make(101));
+  EXPECT_TRUE(q.dispatch(0, expired).empty());
+  // More returned messages than a consumer keeps track of one by one: it looks again from the
+  // first of those it could not keep.
+  for (auto& e : q.remove_consumer(ConsumerId(1))) q.requeue(std::move(e));
+  EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"7", "70", "100"}));
+  EXPECT_EQ(q.depth(), 98u);
+  EXPECT_LE(selectors.calls_for(0), 1 + 100 + 1);
 }
 
 TEST(Queue, TakeExpiredOldestAndAll) {
