@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
+#include <random>
 #include <memory>
 #include <string>
 
@@ -266,6 +269,156 @@ TEST(Queue, ManyReturnedMessagesStillReachTheirSelector) {
   EXPECT_EQ(bodies(q.dispatch(0, expired), 2), (std::vector<std::string>{"7", "70", "100"}));
   EXPECT_EQ(q.depth(), 98u);
   EXPECT_LE(selectors.calls_for(0), 1 + 100 + 1);
+}
+
+// The dispatch rules written plainly, with every selector evaluated every time (what Queue did
+// before it remembered refusals): Queue must hand out exactly the same messages, in the same
+// order, to the same consumers, under random sends, acks, nacks, arrivals and departures.
+class PlainQueueModel {
+ public:
+  struct Item {
+    std::uint64_t seq;
+    int body;
+    std::uint8_t priority;
+  };
+  struct Taker {
+    std::uint64_t id;
+    std::uint32_t prefetch;
+    std::string set;  // "" takes everything
+    std::vector<std::pair<std::uint64_t, Item>> unacked;
+    std::uint64_t next_tag = 1;
+  };
+
+  void enqueue(int body, std::uint8_t priority) { insert({next_seq_++, body, priority}); }
+  void insert(Item item) {
+    auto& lane = lanes_[item.priority];
+    auto at = std::find_if(lane.begin(), lane.end(), [&](const Item& i) { return i.seq > item.seq; });
+    lane.insert(at, item);
+  }
+  void add(std::uint64_t id, std::uint32_t prefetch, std::string set) {
+    takers_.push_back({id, prefetch, std::move(set), {}, 1});
+  }
+  void remove(std::uint64_t id) {
+    auto it = std::find_if(takers_.begin(), takers_.end(), [&](const Taker& t) { return t.id == id; });
+    std::vector<Item> back;
+    for (auto& [tag, item] : it->unacked) back.push_back(item);
+    std::sort(back.begin(), back.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
+    const auto index = static_cast<std::size_t>(it - takers_.begin());
+    takers_.erase(it);
+    if (rr_ > index) --rr_;
+    if (rr_ >= takers_.size()) rr_ = 0;
+    for (const auto& item : back) insert(item);
+  }
+  void settle(std::uint64_t id, std::uint64_t tag, bool requeue) {
+    for (auto& t : takers_) {
+      if (t.id != id) continue;
+      for (auto it = t.unacked.begin(); it != t.unacked.end(); ++it) {
+        if (it->first != tag) continue;
+        const Item item = it->second;
+        t.unacked.erase(it);
+        if (requeue) insert(item);
+        return;
+      }
+    }
+  }
+  // (consumer id, body) in hand-out order.
+  std::vector<std::pair<std::uint64_t, int>> dispatch() {
+    std::vector<std::pair<std::uint64_t, int>> out;
+    const auto credit = [](const Taker& t) { return t.unacked.size() < t.prefetch; };
+    const auto any_credit = [&] { return std::any_of(takers_.begin(), takers_.end(), credit); };
+    for (int p = 9; p >= 0; --p) {
+      auto& lane = lanes_[p];
+      for (auto it = lane.begin(); it != lane.end() && any_credit();) {
+        std::size_t chosen = takers_.size();
+        for (std::size_t i = 0; i < takers_.size(); ++i) {
+          const std::size_t idx = (rr_ + i) % takers_.size();
+          const Taker& t = takers_[idx];
+          if (credit(t) && (t.set.empty() || t.set.find(" " + std::to_string(it->body) + " ") != std::string::npos)) {
+            chosen = idx;
+            break;
+          }
+        }
+        if (chosen == takers_.size()) {
+          ++it;
+          continue;
+        }
+        rr_ = (chosen + 1) % takers_.size();
+        Taker& t = takers_[chosen];
+        t.unacked.emplace_back(t.next_tag++, *it);
+        out.emplace_back(t.id, it->body);
+        it = lane.erase(it);
+      }
+      if (!any_credit()) break;
+    }
+    return out;
+  }
+  std::vector<Taker>& takers() { return takers_; }
+
+ private:
+  std::array<std::vector<Item>, 10> lanes_;
+  std::vector<Taker> takers_;
+  std::size_t rr_ = 0;
+  std::uint64_t next_seq_ = 1;
+};
+
+TEST(Queue, RememberingRefusalsChangesNothingAgainstThePlainRules) {
+  std::mt19937 random(20261201);
+  const auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(random); };
+  for (int run = 0; run < 40; ++run) {
+    CountingSelectors selectors;
+    Queue q("queue:q", selectors.matcher());
+    PlainQueueModel model;
+    std::vector<Queue::Entry> expired;
+    std::uint64_t next_id = 1;
+    int next_body = 1;
+    for (int step = 0; step < 400; ++step) {
+      const int what = pick(10);
+      auto& takers = model.takers();
+      if (what <= 4) {
+        const auto priority = static_cast<std::uint8_t>(pick(3) * 4);
+        q.enqueue(make(next_body, priority));
+        model.enqueue(next_body++, priority);
+      } else if (what == 5 && takers.size() < 4) {
+        const auto prefetch = static_cast<std::uint32_t>(1 + pick(4));
+        std::string set;
+        if (pick(4) != 0) {
+          set = " ";
+          for (int b = 1; b < next_body + 40; ++b) {
+            if (pick(5) == 0) set += std::to_string(b) + " ";
+          }
+        }
+        const std::uint64_t id = next_id++;
+        q.add_consumer(set.empty() ? consumer(id, prefetch) : selectors.consumer_taking(id, prefetch, set));
+        model.add(id, prefetch, set);
+      } else if (what == 6 && !takers.empty()) {
+        const std::uint64_t id = takers[static_cast<std::size_t>(pick(static_cast<int>(takers.size())))].id;
+        for (auto& e : q.remove_consumer(ConsumerId(id))) q.requeue(std::move(e));
+        model.remove(id);
+      } else if (what >= 7 && !takers.empty()) {
+        auto& t = takers[static_cast<std::size_t>(pick(static_cast<int>(takers.size())))];
+        if (t.unacked.empty()) continue;
+        const std::uint64_t tag = t.unacked[static_cast<std::size_t>(pick(static_cast<int>(t.unacked.size())))].first;
+        const bool requeue = what == 9;
+        std::vector<std::uint64_t> tags{tag};
+        if (requeue) {
+          auto outcome = q.nack(ConsumerId(t.id), tags);
+          for (auto& e : outcome.returned) q.requeue(std::move(e));
+        } else {
+          (void)q.ack(ConsumerId(t.id), tags);
+        }
+        model.settle(t.id, tag, requeue);
+      }
+      std::vector<std::pair<std::uint64_t, int>> got;
+      for (const auto& d : q.dispatch(0, expired)) {
+        for (const auto& del : d.batch) got.emplace_back(d.consumer.id.value(), std::stoi(*del.message->body));
+      }
+      auto want = model.dispatch();
+      // Queue groups the hand-outs per consumer (one batch each); compare per consumer, in order.
+      std::stable_sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      ASSERT_EQ(got, want) << "run " << run << " step " << step;
+    }
+  }
 }
 
 TEST(Queue, TakeExpiredOldestAndAll) {
