@@ -149,3 +149,33 @@ def test_priorities_and_redeliveries_reach_a_matching_selector(broker_factory, s
     rest = [m.body for m in anyone.wait_messages(12, timeout=10.0)]
     assert rest == ["b1", "b3", "b5", "b7", "b9", "held0", "held2", "b0", "b2", "b4", "b6", "b8"]
     assert picky.count() == 2
+
+
+@pytest.mark.timeout(120)
+def test_nacks_do_not_make_a_selector_rescan_the_backlog(broker_factory, stomp_client):
+    broker = broker_factory(**ONE_SHARD)
+    backlog, nacks = 30000, 500
+    queue = fresh()
+    producer = stomp_client(broker)
+    headers = {"region": "us", "amount": "50"}
+    # One message for a consumer that keeps nacking it, then a backlog nobody will take.
+    producer.send(queue, "bounce", headers={"region": "eu", "amount": "50"})
+    holder = stomp_client(broker)
+    holder.subscribe(queue, ack="client-individual", headers={"activemq.prefetchSize": "1"})
+    holder.wait_messages(1)
+    producer.send_many(queue, [f"old{i}" for i in range(backlog)], headers=headers, timeout=60.0)
+    picky = stomp_client(broker)
+    picky.subscribe(queue, headers={"selector": "amount > 100 AND region = 'eu'"})
+    # Each nack returns "bounce" to the queue and it goes back to the holder (first in line); the
+    # picky consumer used to re-evaluate the whole backlog each time.
+    before = broker_cpu_seconds(broker)
+    started = time.monotonic()
+    for i in range(nacks):
+        holder.nack(holder.messages[-1])
+        holder.wait_messages(i + 2, timeout=15.0)
+    spent = broker_cpu_seconds(broker) - before
+    elapsed = time.monotonic() - started
+    print(f"{nacks} nacks: {spent:.2f} s of broker CPU in {elapsed:.1f} s past a {backlog}-message backlog")
+    assert spent < 0.5, f"{nacks} nacks cost {spent:.2f} s of broker CPU with a selective consumer waiting"
+    assert all(m.body == "bounce" for m in holder.messages)
+    assert picky.count() == 0

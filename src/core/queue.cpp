@@ -223,30 +223,16 @@ void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vec
         std::lower_bound(lane.begin(), lane.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
         lane.begin());
   };
-  // Entries below every consumer-with-credit's refused_below were refused by all of them, except
-  // the returned ones: those first (they are all below `from`, so the lane order holds).
-  std::uint64_t from = std::numeric_limits<std::uint64_t>::max();
-  std::vector<std::uint64_t> returned;
-  for (const auto& c : consumers_) {
-    if (!c.has_credit()) continue;
-    from = std::min(from, c.ref.selector ? c.refused_below[p] : 0);
-    for (const auto& r : c.returned) {
-      if (r.lane == p) returned.push_back(r.seq);
-    }
-  }
-  std::sort(returned.begin(), returned.end());
-  returned.erase(std::unique(returned.begin(), returned.end()), returned.end());
   std::size_t first_hole = lane.size();
-  for (const auto seq : returned) {
-    if (seq >= from || !any_credit()) break;
-    const std::size_t i = position(seq);
-    if (i < lane.size() && lane[i].seq == seq && lane[i].message) {
-      offer(p, i, now_ms, expired_out, out, batch_of, first_hole);
+  // Offer entries in lane order, jumping over every stretch that all consumers with credit have
+  // refused already: a backlog nobody matches is not walked at all.
+  for (std::size_t i = position(next_unrefused(p, 0)); i < lane.size() && any_credit();) {
+    const std::uint64_t seq = lane[i].seq;
+    if (offer(p, i, now_ms, expired_out, out, batch_of, first_hole)) {
+      ++i;
+    } else {
+      i = std::max(i + 1, position(next_unrefused(p, seq + 1)));
     }
-  }
-  for (std::size_t i = position(from); i < lane.size(); ++i) {
-    if (!any_credit()) break;
-    offer(p, i, now_ms, expired_out, out, batch_of, first_hole);
   }
   // A consumer that still has credit had it all along (credit only shrinks here) and was offered
   // every entry of this lane it had not refused before: nothing of the lane is pending for it.
@@ -261,7 +247,20 @@ void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vec
   }
 }
 
-void Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+std::uint64_t Queue::next_unrefused(std::size_t p, std::uint64_t from) const {
+  std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& c : consumers_) {
+    if (!c.has_credit()) continue;
+    if (!c.ref.selector) return from;
+    next = std::min(next, std::max(from, c.refused_below[p]));
+    for (const auto& r : c.returned) {
+      if (r.lane == p && r.seq >= from) next = std::min(next, r.seq);
+    }
+  }
+  return next;
+}
+
+bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
                   std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole) {
   Entry& e = ready_[p][i];
   const Message& m = *e.message;
@@ -270,7 +269,7 @@ void Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
     --ready_count_;
     expired_out.push_back(std::move(e));
     first_hole = std::min(first_hole, i);
-    return;
+    return true;
   }
   const std::size_t idx = choose_selective(e, p);
   if (idx == consumers_.size()) {
@@ -279,12 +278,13 @@ void Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
     for (auto& c : consumers_) {
       if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
     }
-    return;
+    return false;
   }
   ready_bytes_ -= m.footprint();
   --ready_count_;
   deliver_to(idx, std::move(e), out, batch_of);
   first_hole = std::min(first_hole, i);
+  return true;
 }
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {

@@ -118,9 +118,12 @@ class Queue {
   std::size_t choose_selective(const Entry& e, std::size_t lane) const;
   void dispatch_lane(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
                      std::vector<Dispatch>& out, std::vector<int>& batch_of);
-  // Offers lane[i] in dispatch_lane_selective: delivers it, drops it expired, or leaves it.
-  void offer(std::size_t lane, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+  // Offers lane[i] in dispatch_lane_selective: delivers it or drops it expired (true), or leaves
+  // it, refused by every consumer with credit (false).
+  bool offer(std::size_t lane, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
              std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole);
+  // The smallest seq >= `from` in lane `lane` that some consumer with credit has not refused.
+  std::uint64_t next_unrefused(std::size_t lane, std::uint64_t from) const;
   void dispatch_lane_selective(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
                                std::vector<Dispatch>& out, std::vector<int>& batch_of);
   bool any_credit() const;
