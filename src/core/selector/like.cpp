@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 #include "core/selector/evaluator.hpp"
 #include "core/selector/lexer.hpp"
