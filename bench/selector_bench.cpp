@@ -61,6 +61,31 @@ void BM_Parse(benchmark::State& state, const std::string& text) {
 
 const std::string kCompound = "JMSType = 'car' AND color = 'blue' AND weight > 2500";
 
+// A hostile LIKE: a 10 KB pattern against a 1 MB header of 'a's that almost matches everywhere
+// (the backtracking matcher before took O(header * pattern): ~25 s per message).
+void BM_LikeHostile(benchmark::State& state, const std::string& pattern) {
+  selector::Limits limits;
+  limits.max_length = 1u << 20;
+  const auto selector = selector::parse("x LIKE '" + pattern + "'", limits);
+  if (!selector) {
+    state.SkipWithError(selector.error().detail.c_str());
+    return;
+  }
+  Message m;
+  m.properties = {{"x", std::string(1u << 20, 'a')}};
+  for (auto _ : state) {
+    const bool match = selector::matches(**selector, m);
+    benchmark::DoNotOptimize(match);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * (1 << 20));
+}
+
+std::string underscores(int pieces) {
+  std::string out;
+  for (int i = 0; i < pieces; ++i) out += "aaaaaaaaa_";
+  return out;
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_Match, string_eq_first_property, std::string("region = 'eu'"));
@@ -78,6 +103,16 @@ BENCHMARK_CAPTURE(BM_Match, in_20,
 BENCHMARK_CAPTURE(BM_Match, like_prefix, std::string("sku LIKE 'CAR-%'"));
 BENCHMARK_CAPTURE(BM_Match, like_general, std::string("sku LIKE 'CAR-____-%L'"));
 BENCHMARK_CAPTURE(BM_Match, or_100_terms_no_match, big_or(100));
+
+// Iterations(1): the same cases take tens of seconds each with a backtracking matcher.
+BENCHMARK_CAPTURE(BM_LikeHostile, contains_10k, "%" + std::string(10000, 'a') + "b%")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_LikeHostile, literal_piece_10k, "%" + std::string(10000, 'a') + "b%a")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_LikeHostile, underscore_piece_10k, "%" + underscores(1000) + "b%a")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_LikeHostile, many_percents, "%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%a%b_")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
 
 BENCHMARK_CAPTURE(BM_Parse, compound_and, kCompound);
 BENCHMARK_CAPTURE(BM_Parse, or_100_terms, big_or(100));

@@ -356,6 +356,8 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) {
        return assign(read_integer(f, 1, 3'153'600'000'000), c.core.max_schedule_delay_ms);
      }},
+    {"max_selector_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 65536), c.core.max_selector_bytes); }},
 };
 
 Result<double> read_fraction(const Field& f, double min, double max) {

@@ -287,6 +287,8 @@ TEST(ConfigOutOfRange, LimitsAreNamed) {
   EXPECT_THAT(toml_error("[core]\nprefetch_auto = 0"), StartsWith("'core.prefetch_auto' must be a positive integer, got 0"));
   EXPECT_THAT(toml_error("[core]\nprefetch_client = 4294967296"),
               StartsWith("'core.prefetch_client' must be at most 4294967295"));
+  EXPECT_THAT(toml_error("[core]\nmax_selector_bytes = 65537"),
+              StartsWith("'core.max_selector_bytes' must be at most 65536, got 65537"));
   EXPECT_THAT(toml_error("[journal]\nsegment_bytes = 4095"),
               StartsWith("'journal.segment_bytes' must be an integer >= 4096, got 4095"));
 }
@@ -566,6 +568,7 @@ TEST(ConfigParse, Policies) {
   EXPECT_EQ(c.core.sweep_interval_ms, 250u);
   EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
   EXPECT_EQ(c.core.max_schedule_delay_ms, 86400000u);
+  EXPECT_EQ(c.core.max_selector_bytes, 4096u);  // the default
   ASSERT_EQ(c.core.policies.size(), 2u);
   const auto& p = c.core.policies[0];
   EXPECT_EQ(p.match, "queue:orders.>");

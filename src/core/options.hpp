@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct Options {
   std::uint64_t memory_limit_bytes = 0;    // stop reading producers past this many bytes of messages; 0: no limit
   // The furthest ahead a producer may schedule a message (`delay`, `deliver-at`); further is refused.
   std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
+  std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)
 };
 
 }  // namespace carrier::core

@@ -1,6 +1,7 @@
 #include "core/queue.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace carrier::core {
 
@@ -40,12 +41,23 @@ void Queue::push_back_ready(Entry entry) {
 }
 
 void Queue::push_ready(Entry entry) {
-  auto& into = lane_for(priority_index(*entry.message));
-  auto pos = std::lower_bound(into.begin(), into.end(), entry.seq,
+  auto& lane = lane_for(priority_index(*entry.message));
+  auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
-  into.insert(pos, std::move(entry));
+  // Consumers that refused what was around it have not seen this one (or saw it before a
+  // consumer that has since left took it): they are offered it again.
+  const std::size_t p = priority_index(*entry.message);
+  for (auto& c : consumers_) {
+    if (!c.ref.selector || entry.seq >= c.refused_below[p]) continue;
+    if (c.returned.size() < ConsumerState::kMaxReturned) {
+      c.returned.push_back({p, entry.seq});
+    } else {
+      c.refused_below[p] = entry.seq;
+    }
+  }
+  lane.insert(pos, std::move(entry));
 }
 
 Queue::ConsumerState* Queue::find(ConsumerId id) {
@@ -148,51 +160,138 @@ void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std
   c.unacked.push(tag, std::move(e));
 }
 
+bool Queue::ConsumerState::refused(std::size_t lane, std::uint64_t seq) const {
+  if (seq >= refused_below[lane]) return false;
+  return std::none_of(returned.begin(), returned.end(),
+                      [&](const Returned& r) { return r.lane == lane && r.seq == seq; });
+}
+
+std::size_t Queue::choose_selective(const Entry& e, std::size_t lane) const {
+  const std::size_t n = consumers_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t idx = (round_robin_ + i) % n;
+    const auto& c = consumers_[idx];
+    if (!c.has_credit()) continue;
+    if (c.ref.selector && c.refused(lane, e.seq)) continue;
+    if (accepts(c, *e.message)) return idx;
+  }
+  return n;
+}
+
 std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<Entry>& expired_out) {
   std::vector<Dispatch> out;
   if (consumers_.empty() || ready_count_ == 0) return out;
   // One batch per consumer per call: the owner posts each batch to the consumer's shard once.
   std::vector<int> batch_of(consumers_.size(), -1);
-  const std::size_t n = consumers_.size();
   for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
     if (!ready_[p]) continue;
-    auto& lane = *ready_[p];
-    // Messages no consumer takes now keep their place, ahead of the rest of the lane.
-    std::vector<Entry> skipped;
-    while (!lane.empty()) {
-      if (!any_credit()) break;
-      const Message& m = *lane.front().message;
-      if (expired(m, now_ms)) {
-        ready_bytes_ -= m.footprint();
-        --ready_count_;
-        expired_out.push_back(std::move(lane.front()));
-        lane.pop_front();
-        continue;
-      }
-      const std::size_t idx = choose(m);
-      if (idx == n) {
-        if (selective_consumers_ == 0) break;  // nobody has credit
-        ready_bytes_ -= m.footprint();
-        --ready_count_;
-        skipped.push_back(std::move(lane.front()));
-        lane.pop_front();
-        continue;
-      }
-      ready_bytes_ -= m.footprint();
-      --ready_count_;
-      Entry e = std::move(lane.front());
-      lane.pop_front();
-      deliver_to(idx, std::move(e), out, batch_of);
-    }
-    for (auto it = skipped.rbegin(); it != skipped.rend(); ++it) {
-      ready_bytes_ += it->message->footprint();
-      ++ready_count_;
-      lane.push_front(std::move(*it));
+    if (selective_consumers_ == 0) {
+      dispatch_lane(p, now_ms, expired_out, out, batch_of);
+    } else {
+      dispatch_lane_selective(p, now_ms, expired_out, out, batch_of);
     }
     if (!any_credit()) break;
   }
   if (!out.empty()) last_activity_ms_ = now_ms;
   return out;
+}
+
+// No selectors: every consumer with credit takes the front message.
+void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                          std::vector<Dispatch>& out, std::vector<int>& batch_of) {
+  auto& lane = *ready_[p];
+  while (!lane.empty() && any_credit()) {
+    const Message& m = *lane.front().message;
+    if (expired(m, now_ms)) {
+      ready_bytes_ -= m.footprint();
+      --ready_count_;
+      expired_out.push_back(std::move(lane.front()));
+      lane.pop_front();
+      continue;
+    }
+    const std::size_t idx = choose(m);
+    if (idx == consumers_.size()) break;  // nobody has credit
+    ready_bytes_ -= m.footprint();
+    --ready_count_;
+    Entry e = std::move(lane.front());
+    lane.pop_front();
+    deliver_to(idx, std::move(e), out, batch_of);
+  }
+}
+
+// Some consumer has a selector: messages no consumer takes now keep their place, and each
+// consumer's selector sees each entry once (refused_below, returned), so a backlog nobody
+// matches costs nothing per send. Entries taken out leave holes, closed in one pass at the end.
+void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                                    std::vector<Dispatch>& out, std::vector<int>& batch_of) {
+  auto& lane = *ready_[p];
+  const auto position = [&lane](std::uint64_t seq) {
+    return static_cast<std::size_t>(
+        std::lower_bound(lane.begin(), lane.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
+        lane.begin());
+  };
+  std::size_t first_hole = lane.size();
+  // Offer entries in lane order, jumping over every stretch that all consumers with credit have
+  // refused already: a backlog nobody matches is not walked at all.
+  for (std::size_t i = position(next_unrefused(p, 0)); i < lane.size() && any_credit();) {
+    const std::uint64_t seq = lane[i].seq;
+    if (offer(p, i, now_ms, expired_out, out, batch_of, first_hole)) {
+      ++i;
+    } else {
+      i = std::max(i + 1, position(next_unrefused(p, seq + 1)));
+    }
+  }
+  // A consumer that still has credit had it all along (credit only shrinks here) and was offered
+  // every entry of this lane it had not refused before: nothing of the lane is pending for it.
+  for (auto& c : consumers_) {
+    if (!c.has_credit() || c.returned.empty()) continue;
+    std::erase_if(c.returned, [p](const ConsumerState::Returned& r) { return r.lane == p; });
+  }
+  if (first_hole < lane.size()) {
+    lane.erase(std::remove_if(lane.begin() + static_cast<std::ptrdiff_t>(first_hole), lane.end(),
+                              [](const Entry& e) { return !e.message; }),
+               lane.end());
+  }
+}
+
+std::uint64_t Queue::next_unrefused(std::size_t p, std::uint64_t from) const {
+  std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& c : consumers_) {
+    if (!c.has_credit()) continue;
+    if (!c.ref.selector) return from;
+    next = std::min(next, std::max(from, c.refused_below[p]));
+    for (const auto& r : c.returned) {
+      if (r.lane == p && r.seq >= from) next = std::min(next, r.seq);
+    }
+  }
+  return next;
+}
+
+bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                  std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole) {
+  Entry& e = (*ready_[p])[i];
+  const Message& m = *e.message;
+  if (expired(m, now_ms)) {
+    ready_bytes_ -= m.footprint();
+    --ready_count_;
+    expired_out.push_back(std::move(e));
+    first_hole = std::min(first_hole, i);
+    return true;
+  }
+  const std::size_t idx = choose_selective(e, p);
+  if (idx == consumers_.size()) {
+    // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
+    // them also refused every entry it was offered since its refused_below).
+    for (auto& c : consumers_) {
+      if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
+    }
+    return false;
+  }
+  ready_bytes_ -= m.footprint();
+  --ready_count_;
+  deliver_to(idx, std::move(e), out, batch_of);
+  first_hole = std::min(first_hole, i);
+  return true;
 }
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {

@@ -92,7 +92,21 @@ class Queue {
     ConsumerRef ref;
     std::uint64_t next_tag = 1;
     UnackedLog<Entry> unacked;
+    // Per priority lane: every ready entry with a smaller seq was offered to this consumer's
+    // selector and refused, so dispatch does not evaluate it again (a consumer that matches none
+    // of a large backlog would otherwise rescan it on every send)...
+    std::array<std::uint64_t, 10> refused_below{};
+    // ...except these: entries that returned to the queue below refused_below (nack, redelivery,
+    // a consumer leaving) and were not offered to this consumer since. Past kMaxReturned,
+    // refused_below is lowered instead.
+    struct Returned {
+      std::size_t lane;
+      std::uint64_t seq;
+    };
+    static constexpr std::size_t kMaxReturned = 64;
+    std::vector<Returned> returned;
     bool has_credit() const { return unacked.size() < ref.prefetch; }
+    bool refused(std::size_t lane, std::uint64_t seq) const;
   };
 
   void push_ready(Entry entry);
@@ -101,6 +115,18 @@ class Queue {
   bool accepts(const ConsumerState& c, const Message& m) const;
   // Picks the consumer for `m` round-robin among those with credit that accept it; n if none.
   std::size_t choose(const Message& m) const;
+  // The same for an entry of lane `lane`, skipping consumers known to have refused it.
+  std::size_t choose_selective(const Entry& e, std::size_t lane) const;
+  void dispatch_lane(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                     std::vector<Dispatch>& out, std::vector<int>& batch_of);
+  // Offers lane[i] in dispatch_lane_selective: delivers it or drops it expired (true), or leaves
+  // it, refused by every consumer with credit (false).
+  bool offer(std::size_t lane, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+             std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole);
+  // The smallest seq >= `from` in lane `lane` that some consumer with credit has not refused.
+  std::uint64_t next_unrefused(std::size_t lane, std::uint64_t from) const;
+  void dispatch_lane_selective(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                               std::vector<Dispatch>& out, std::vector<int>& batch_of);
   bool any_credit() const;
   void deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std::vector<int>& batch_of);
 

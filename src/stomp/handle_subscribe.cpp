@@ -75,7 +75,9 @@ void Session::handle_subscribe(codec::Frame& frame) {
   }
   core::SubscribeRequest request{*dest, mode, prefetch, nullptr};
   if (const auto* text = frame.header("selector"); text != nullptr && !text->empty()) {
-    auto parsed = core::selector::parse(*text);
+    core::selector::Limits limits;
+    limits.max_length = broker_.options().max_selector_bytes;
+    auto parsed = core::selector::parse(*text, limits);
     if (!parsed) {
       fail("invalid selector", parsed.error().detail, &frame);
       return;

@@ -414,51 +414,6 @@ class Evaluator {
 
 }  // namespace
 
-bool like_matches(const LikePattern& pattern, std::string_view text) {
-  using Shape = LikePattern::Shape;
-  using Unit = LikePattern::Unit;
-  switch (pattern.shape) {
-    case Shape::exact: return text == pattern.literal;
-    case Shape::prefix: return text.starts_with(pattern.literal);
-    case Shape::suffix: return text.ends_with(pattern.literal);
-    case Shape::contains: return text.find(pattern.literal) != std::string_view::npos;
-    case Shape::general: break;
-  }
-  // Wildcard matching with backtracking to the last '%' only: O(len(text) * len(pattern)) at
-  // worst, no recursion, no allocation.
-  const auto& units = pattern.units;
-  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  std::size_t t = 0;
-  std::size_t u = 0;
-  std::size_t star_u = kNone;
-  std::size_t star_t = 0;
-  while (t < text.size()) {
-    if (u < units.size()) {
-      if (units[u] == Unit::any) {
-        star_u = u++;
-        star_t = t;
-        continue;
-      }
-      if (units[u] == Unit::one) {
-        t += utf8_char_length(text, t);
-        ++u;
-        continue;
-      }
-      if (text[t] == pattern.bytes[u]) {
-        ++t;
-        ++u;
-        continue;
-      }
-    }
-    if (star_u == kNone) return false;
-    star_t += utf8_char_length(text, star_t);
-    t = star_t;
-    u = star_u + 1;
-  }
-  while (u < units.size() && units[u] == Unit::any) ++u;
-  return u == units.size();
-}
-
 Truth evaluate(const Tree& tree, const Message& message) {
   if (tree.nodes.empty()) return Truth::unknown;
   Evaluator evaluator(tree, message);

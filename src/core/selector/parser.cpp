@@ -71,8 +71,6 @@ bool is_comparison(TokenKind kind) {
 }
 
 Result<LikePattern> compile_like(const Token& pattern, const Token* escape) {
-  LikePattern out;
-  out.source = pattern.value;
   std::string_view esc;
   if (escape != nullptr) {
     esc = escape->value;
@@ -80,66 +78,48 @@ Result<LikePattern> compile_like(const Token& pattern, const Token* escape) {
       return selector_error(Errc::invalid_argument, "ESCAPE needs exactly one character",
                             escape->pos);
     }
-    out.escape = escape->value;
   }
   const std::string_view text = pattern.value;
+  std::vector<LikeUnit> units;
+  std::size_t run = 0;  // start of the current run of plain characters
+  const auto end_run = [&](std::size_t at) {
+    if (at > run) units.push_back({LikeUnit::Kind::literal, text.substr(run, at - run)});
+  };
   std::size_t i = 0;
   while (i < text.size()) {
     if (!esc.empty() && text.substr(i, esc.size()) == esc) {
+      end_run(i);
       i += esc.size();
       if (i == text.size()) {
         return selector_error(Errc::invalid_argument, "LIKE pattern ends with its escape character",
                               pattern.pos);
       }
       const std::size_t length = utf8_char_length(text, i);
-      for (std::size_t k = 0; k < length; ++k) {
-        out.units.push_back(LikePattern::Unit::literal);
-        out.bytes.push_back(text[i + k]);
-      }
+      units.push_back({LikeUnit::Kind::literal, text.substr(i, length)});
       i += length;
+      run = i;
       continue;
     }
-    const char c = text[i++];
-    if (c == '%') {
-      if (out.units.empty() || out.units.back() != LikePattern::Unit::any) {
-        out.units.push_back(LikePattern::Unit::any);
-        out.bytes.push_back('\0');
-      }
-    } else if (c == '_') {
-      out.units.push_back(LikePattern::Unit::one);
-      out.bytes.push_back('\0');
-    } else {
-      out.units.push_back(LikePattern::Unit::literal);
-      out.bytes.push_back(c);
+    const char c = text[i];
+    if (c == '%' || c == '_') {
+      end_run(i);
+      units.push_back({c == '%' ? LikeUnit::Kind::any : LikeUnit::Kind::one, {}});
+      run = i + 1;
+    }
+    ++i;
+  }
+  end_run(text.size());
+  LikePattern out = build_like(units);
+  for (const auto& segment : out.segments) {
+    if (segment.chars.size() > kMaxLikeSegmentChars) {
+      return selector_error(Errc::limit_exceeded,
+                            fmt::format("LIKE pattern has more than {} characters between two '%'",
+                                        kMaxLikeSegmentChars),
+                            pattern.pos);
     }
   }
-  // Recognise the shapes that need no general matcher.
-  const auto& units = out.units;
-  const bool has_one = std::find(units.begin(), units.end(), LikePattern::Unit::one) != units.end();
-  const auto anys = std::count(units.begin(), units.end(), LikePattern::Unit::any);
-  if (has_one) return out;
-  const bool leading = !units.empty() && units.front() == LikePattern::Unit::any;
-  const bool trailing = !units.empty() && units.back() == LikePattern::Unit::any;
-  const auto literal_of = [&](std::size_t from, std::size_t to) {
-    return out.bytes.substr(from, to - from);
-  };
-  if (anys == 0) {
-    out.shape = LikePattern::Shape::exact;
-    out.literal = out.bytes;
-  } else if (anys == 1 && trailing) {
-    out.shape = LikePattern::Shape::prefix;
-    out.literal = literal_of(0, units.size() - 1);
-  } else if (anys == 1 && leading) {
-    out.shape = LikePattern::Shape::suffix;
-    out.literal = literal_of(1, units.size());
-  } else if (anys == 2 && leading && trailing) {
-    out.shape = LikePattern::Shape::contains;
-    out.literal = literal_of(1, units.size() - 1);
-  } else {
-    return out;
-  }
-  out.bytes.clear();
-  out.units.clear();
+  out.source = pattern.value;
+  if (escape != nullptr) out.escape = escape->value;
   return out;
 }
 

@@ -78,6 +78,16 @@ struct Node {
 
 // A LIKE pattern compiled once. '%' is any sequence, '_' one character (one UTF-8 code point);
 // the escape character makes the next character literal. Common shapes skip the general matcher.
+//
+// The general matcher works on characters (UTF-8 code points as utf8_char_length reads them: a
+// byte that does not start a valid sequence is one character) and runs in linear time: the
+// pattern is split at '%' into segments of fixed length in characters; the first is anchored at
+// the start, the last at the end, and each middle one is found leftmost after the one before
+// (leftmost is right: nothing after a '%' depends on where its match starts). A middle segment
+// of literal characters is found by Knuth-Morris-Pratt, O(text + segment); one with '_' by
+// bit-parallel shift-and, O(text * ceil(segment / 64)). Each character of the text is read a
+// bounded number of times per segment scan and the scans do not overlap, so a match costs
+// O(text * ceil(longest segment / 64) + pattern), against O(text * pattern) for backtracking.
 struct LikePattern {
   enum class Shape : std::uint8_t {
     exact,     // 'abc'
@@ -86,15 +96,54 @@ struct LikePattern {
     contains,  // '%abc%'
     general,   // anything with '_' or an inner '%'
   };
-  enum class Unit : std::uint8_t { literal, one, any };
+  // A character as a number: its 1 to 4 bytes, big-endian. Lengths do not collide (a 2-byte
+  // character's lead byte is >= 0xc0), and no character is kAnyChar.
+  static constexpr std::uint32_t kAnyChar = 0xffffffff;  // '_'
+
+  // The characters between two '%' (or an end of the pattern), with what a search needs.
+  struct Segment {
+    std::vector<std::uint32_t> chars;    // one per character; kAnyChar for '_'
+    bool has_any_char = false;
+    std::vector<std::uint32_t> failure;  // middle, no '_': KMP failure function
+    // middle with '_': shift-and over `words` 64-bit words; keys: the distinct literal
+    // characters, sorted. One word: masks[k] per key, then masks[keys.size()] for any other
+    // character. More words: masks is the '_' mask (`words` words) and key k adds the bits
+    // key_bits[key_first[k], key_first[k + 1]), so the tables grow with the segment, not with
+    // keys x words (a hostile pattern must not cost megabytes per subscription).
+    struct WordBits {
+      std::uint32_t word = 0;
+      std::uint64_t bits = 0;
+    };
+    std::uint32_t words = 0;
+    std::vector<std::uint32_t> keys;
+    std::vector<std::uint64_t> masks;
+    std::vector<std::uint32_t> key_first;
+    std::vector<WordBits> key_bits;
+  };
 
   Shape shape = Shape::general;
-  std::string literal;       // exact/prefix/suffix/contains: the fixed text
-  std::string bytes;         // general: the literal byte of each unit (0 for one/any)
-  std::vector<Unit> units;   // general: one per pattern byte or wildcard; no two anys in a row
-  std::string source;        // as written, for to_text()
+  std::string literal;               // exact/prefix/suffix/contains: the fixed text
+  std::vector<std::uint32_t> failure;  // contains, long literal: KMP failure function over bytes
+  std::vector<Segment> segments;     // general: the pattern split at '%' (one segment: no '%')
+  std::string source;                // as written, for to_text()
   std::optional<std::string> escape;
 };
+
+// One element of a LIKE pattern once escapes are resolved: literal text (one or more
+// characters), '_' or '%'.
+struct LikeUnit {
+  enum class Kind : std::uint8_t { literal, one, any };
+  Kind kind = Kind::literal;
+  std::string_view text;  // literal only
+};
+
+// The longest run of characters between two '%' a LIKE pattern may have (the matcher's scratch
+// is sized for it). The selector text limit is normally far below.
+inline constexpr std::size_t kMaxLikeSegmentChars = 64 * 1024;
+
+// Compiles pattern elements into a LikePattern; with `shapes` false it always builds the general
+// matcher (the fuzz target compares the two). Does not set source or escape.
+LikePattern build_like(const std::vector<LikeUnit>& units, bool shapes = true);
 
 // A compiled selector: a flat tree, children before parents, identifiers already resolved to a
 // header field or a property name. Immutable after parsing.
