@@ -292,6 +292,12 @@ constexpr Key kMqttKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.mqtt.session_expiry_max); }},
     {"connect_timeout_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.mqtt.connect_timeout_ms); }},
+    {"max_topic_levels",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint16Max), c.mqtt.max_topic_levels); }},
+    {"max_subscriptions_per_session",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1, kUint32Max), c.mqtt.max_subscriptions_per_session);
+     }},
 };
 
 constexpr Key kCoreKeys[] = {

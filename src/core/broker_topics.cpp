@@ -76,8 +76,8 @@ void Broker::named_remove(const std::string& name) {
 
 std::vector<NamedSubscription> Broker::named_subscriptions(std::string_view prefix) const {
   std::vector<NamedSubscription> out;
-  for (const auto& [name, e] : named_) {
-    if (name.substr(0, prefix.size()) == prefix) out.push_back(e.def);
+  for (auto it = named_.lower_bound(prefix); it != named_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->second.def);
   }
   return out;
 }

@@ -1,0 +1,272 @@
+"""What a connection costs when it leaves, and the limits that bound what one may hold.
+
+One client must never hurt the others: a connection with many subscriptions leaving, a persistent
+session changing one filter among thousands, a filter of thousands of levels, a connection that
+subscribes without end. The broker's memory is read from /proc/<pid>/status (VmRSS); the margins
+below are generous on purpose (the allocator keeps some of what is freed), and far below what the
+quadratic costs they guard against took (hundreds of MB to GB).
+"""
+
+import socket
+import time
+
+import pytest
+
+from helpers.raw_mqtt import (
+    CONNACK, DISCONNECT, PUBACK, PUBLISH, SUBACK, UNSUBACK, RawMqtt, ack, assert_broker_works, connect, disconnect,
+    publish, subscribe, unsubscribe)
+from helpers.wait import wait_for
+
+MB = 1 << 20
+
+
+def rss(broker):
+    """The broker process's resident set size in bytes."""
+    with open(f"/proc/{broker.proc.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc status")
+
+
+def read_packets(c, count, ptype, timeout):
+    """Reads `count` packets of type `ptype` (others are not expected here)."""
+    out = []
+    deadline = time.monotonic() + timeout
+    while len(out) < count:
+        p = c.read(max(0.05, deadline - time.monotonic()))
+        assert p.type == ptype, f"expected type {ptype}, got {p}"
+        out.append(p)
+    return out
+
+
+def journal_bytes(broker):
+    return sum(p.stat().st_size for p in broker.journal_dir.glob("*") if p.is_file())
+
+
+# --- item 11: an MQTT client with many subscriptions leaving ---------------------------------
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("version", [4, 5])
+def test_mqtt_clean_session_with_many_subscriptions_leaves_in_linear_memory(broker_factory, version):
+    """A clean session holding 3,000 filters closes its socket. Leaving used to copy the whole
+    departure (every filter) into each subscription's release: ~1 GB at 3,000, held for seconds,
+    and the next CONNECT of the client waited for it. Now it costs what unsubscribing costs."""
+    b = broker_factory()
+    n = 3000
+    c = RawMqtt(b.mqtt_port, version)
+    c.connect("many-subs", clean=True)
+    # In SUBSCRIBEs of 500 filters each, all sent at once.
+    batches = [[(f"leave/{i}/x", 1) for i in range(k, k + 500)] for k in range(0, n, 500)]
+    c.send(b"".join(subscribe(f, packet_id=j + 1, version=version) for j, f in enumerate(batches)))
+    for p in read_packets(c, len(batches), SUBACK, 30):
+        assert set(p.reasons) == {1}, p
+    before = rss(b)
+    c.close()
+    # The same client id again: its CONNACK waits until the old connection has left.
+    again = RawMqtt(b.mqtt_port, version)
+    started = time.monotonic()
+    again.send(connect("many-subs", version=version, clean=True))
+    assert again.read(30).type == CONNACK
+    took = time.monotonic() - started
+    grown = rss(b) - before
+    again.close()
+    assert grown < 64 * MB, f"leaving with {n} subscriptions grew the broker by {grown / MB:.0f} MB"
+    assert took < 5, f"the next CONNECT waited {took:.1f} s for the departure"
+    assert_broker_works(b.mqtt_port, version)
+
+
+@pytest.mark.timeout(90)
+def test_mqtt_persistent_session_subscribe_writes_only_what_changes(broker_factory):
+    """A persistent session subscribing 2,000 filters one SUBSCRIBE at a time used to rewrite its
+    whole record each time (every filter: ~60 MB of journal here, 250 MB at 4,000). Now each
+    SUBSCRIBE writes its own filter's record."""
+    b = broker_factory()
+    c = RawMqtt(b.mqtt_port, 4)
+    c.connect("persistent-many", clean=False)
+    start = journal_bytes(b)
+    n = 2000
+    c.send(b"".join(subscribe([(f"rec/{i}/with/a/longish/filter/name", 1)], packet_id=i + 1) for i in range(n)))
+    for p in read_packets(c, n, SUBACK, 60):
+        assert p.reasons == [1], p
+    written = journal_bytes(b) - start
+    assert written < 8 * MB, f"{n} SUBSCRIBEs wrote {written / MB:.1f} MB of journal"
+    # UNSUBSCRIBE is as small.
+    c.send(b"".join(unsubscribe([f"rec/{i}/with/a/longish/filter/name"], packet_id=i + 1) for i in range(0, n, 2)))
+    read_packets(c, n // 2, UNSUBACK, 60)
+    written = journal_bytes(b) - start
+    assert written < 12 * MB, f"{n} SUBSCRIBEs and {n // 2} UNSUBSCRIBEs wrote {written / MB:.1f} MB"
+    c.close()
+
+
+def test_mqtt_persistent_subscriptions_survive_a_restart_as_changed(broker_factory):
+    """The records of single subscriptions bring the session back as it was left: added,
+    replaced (new options) and removed filters, across a SIGKILL."""
+    b = broker_factory()
+    c = RawMqtt(b.mqtt_port, 5)
+    c.connect("rec-restart", clean=False, props={"session_expiry_interval": 3600})
+    c.subscribe([("r/a", 1), ("r/b", 1), ("r/c", 0)], packet_id=1)
+    c.send(unsubscribe(["r/b"], packet_id=2, version=5))
+    assert c.read(5).type == UNSUBACK
+    assert c.subscribe([("r/c", 1)], packet_id=3).reasons == [1]  # QoS 0 -> 1
+    c.send(disconnect(5))
+    c.close()
+    b.kill()
+    b.start()
+    c = RawMqtt(b.mqtt_port, 5)
+    ack_packet = c.connect("rec-restart", clean=False, props={"session_expiry_interval": 3600})
+    assert ack_packet.session_present
+    for i, topic in enumerate(["r/a", "r/b", "r/c"]):
+        c.send(publish(topic, topic.encode(), qos=1, packet_id=10 + i, version=5))
+    got = {}
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and len([p for p in got.values() if p.type == PUBLISH]) < 2:
+        p = c.read(5)
+        if p.type == PUBLISH:
+            got[p.topic] = p
+            c.send(ack(PUBACK, p.packet_id, version=5))
+    assert sorted(got) == ["r/a", "r/c"], got
+    assert got["r/c"].qos == 1, "the replaced subscription's QoS"
+    c.close()
+
+
+# --- item 11: limits -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_mqtt_filter_with_too_many_levels_is_refused_in_suback(broker_factory, version):
+    """One 64 KiB SUBSCRIBE of ~32,000 levels used to cost ~19 MB of index nodes per shard; now a
+    filter past max_topic_levels (default 128) is refused and the connection goes on."""
+    b = broker_factory()
+    c = RawMqtt(b.mqtt_port, version)
+    c.connect("deep")
+    deep = "/".join(["l"] * 30000)
+    at_limit = "/".join(["l"] * 128)
+    p = c.subscribe([(deep, 0), (at_limit, 0), ("$share/g/" + "/".join(["l"] * 129), 0)])
+    assert p.reasons == [0x8F if version == 5 else 0x80, 0, 0x8F if version == 5 else 0x80], p
+    # The granted one works.
+    c.send(publish(at_limit, b"deep enough", version=version))
+    got = c.read(5)
+    assert got.type == PUBLISH and got.payload == b"deep enough", got
+    c.close()
+    assert_broker_works(b.mqtt_port, version)
+
+
+def test_mqtt_publish_with_too_many_levels_is_refused(broker_factory):
+    config = "[mqtt]\nmax_topic_levels = 4\n"
+    b = broker_factory(config=config)
+    # MQTT 5, QoS 1: PUBACK 0x90, and the connection goes on.
+    c = RawMqtt(b.mqtt_port, 5)
+    c.connect("deep-pub5")
+    c.subscribe([("#", 1)])
+    c.send(publish("a/b/c/d/e", b"x", qos=1, packet_id=1, version=5)
+           + publish("a/b/c/d", b"fits", qos=1, packet_id=2, version=5))
+    seen = {}
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not (1 in seen and 2 in seen and "msg" in seen):
+        p = c.read(5)
+        if p.type == PUBACK:
+            seen[p.packet_id] = p.reason
+        elif p.type == PUBLISH:
+            assert p.payload == b"fits", p
+            seen["msg"] = p
+            c.send(ack(PUBACK, p.packet_id, version=5))
+    assert seen.get(1) == 0x90 and seen.get(2) == 0, seen
+    # QoS 0: nothing to refuse it with but DISCONNECT 0x90.
+    c.send(publish("a/b/c/d/e", b"x", qos=0, version=5))
+    packets = c.read_until_closed(5)
+    assert packets and packets[-1].type == DISCONNECT and packets[-1].reason == 0x90, packets
+    # MQTT 3.1.1 cannot refuse a PUBLISH: the connection is closed, nothing is delivered.
+    c4 = RawMqtt(b.mqtt_port, 4)
+    c4.connect("deep-pub4")
+    c4.send(publish("a/b/c/d/e", b"x", qos=1, packet_id=1))
+    assert all(p.type != PUBACK for p in c4.read_until_closed(5))
+    assert_broker_works(b.mqtt_port, 5)
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_mqtt_subscriptions_per_session_are_capped(broker_factory, version):
+    b = broker_factory(config="[mqtt]\nmax_subscriptions_per_session = 5\n")
+    c = RawMqtt(b.mqtt_port, version)
+    c.connect("capped", clean=False, props={"session_expiry_interval": 60} if version == 5 else None)
+    p = c.subscribe([(f"cap/{i}", 1) for i in range(7)])
+    refused = 0x97 if version == 5 else 0x80
+    assert p.reasons == [1] * 5 + [refused] * 2, p
+    # Re-subscribing a held filter is no new subscription; one more is still refused.
+    p = c.subscribe([("cap/0", 0), ("cap/9", 0)], packet_id=2)
+    assert p.reasons == [0, refused], p
+    # Room made by an UNSUBSCRIBE can be used again.
+    c.send(unsubscribe(["cap/1"], packet_id=3, version=version))
+    assert c.read(5).type == UNSUBACK
+    assert c.subscribe([("cap/9", 1)], packet_id=4).reasons == [1]
+    c.send(publish("cap/9", b"hello", qos=0, version=version))
+    got = c.read(5)
+    assert got.type == PUBLISH and got.payload == b"hello", got
+    c.close()
+    assert_broker_works(b.mqtt_port, version)
+
+
+# --- item 12: resources of closed connections come back --------------------------------------
+
+def stomp_subscriber_bytes(conn, per_connection):
+    """CONNECT and `per_connection` SUBSCRIBEs in one write, the last with a receipt: topics many
+    connections share (plain and wildcard), shared queues, and shared named subscriptions of the
+    connection's own (created with it, deleted with its last consumer)."""
+    frames = [b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00"]
+    for j in range(per_connection):
+        kind = j % 10
+        if kind < 7:
+            dest, extra = f"/topic/teardown.t{j}", b""
+        elif kind == 7:
+            dest, extra = f"/topic/teardown.w{j}.>", b""
+        elif kind == 8:
+            dest, extra = f"/queue/teardown.q{j % 5}", b""
+        else:
+            dest, extra = f"/topic/teardown.n{j}", f"shared:true\nsubscription-name:c{conn}-{j}\n".encode()
+        receipt = b"receipt:done\n" if j == per_connection - 1 else b""
+        frames.append(f"SUBSCRIBE\nid:{j}\ndestination:{dest}\n".encode() + extra + receipt + b"\n\x00")
+    return b"".join(frames)
+
+
+def wait_receipt(sock, deadline):
+    data = b""
+    while b"RECEIPT" not in data:
+        sock.settimeout(max(0.05, deadline - time.monotonic()))
+        chunk = sock.recv(65536)
+        assert chunk, f"the broker closed a subscriber: {data[-300:]!r}"
+        assert b"ERROR" not in chunk, chunk
+        data = data[-16:] + chunk
+
+
+@pytest.mark.timeout(150)
+def test_stomp_connections_with_many_subscriptions_give_their_memory_back(broker_factory):
+    """10,000 STOMP connections, 1,000 at a time, each holding 100 subscriptions (1M in all:
+    shared topic filters, wildcards, shared queues and named shared subscriptions of their own),
+    each closing without DISCONNECT. What a closed connection held must come back: RSS after
+    the last one is under the start + 96 MB (the allocator keeps freed pages for a while, and
+    the shards' tables keep their capacity; 1M subscriptions kept would be gigabytes), within
+    a few seconds of the last close. The peak (100,000 subscriptions held) is printed."""
+    b = broker_factory()
+    connections, at_once, per_connection = 10_000, 1000, 100
+    start = rss(b)
+    peak = start
+    started = time.monotonic()
+    for first in range(0, connections, at_once):
+        socks = []
+        for conn in range(first, first + at_once):
+            s = socket.create_connection(("127.0.0.1", b.port), timeout=10)
+            s.sendall(stomp_subscriber_bytes(conn, per_connection))
+            socks.append(s)
+        deadline = time.monotonic() + 60
+        for s in socks:
+            wait_receipt(s, deadline)
+        peak = max(peak, rss(b))
+        for s in socks:
+            s.close()
+    opened = time.monotonic() - started
+    margin = 96 * MB
+    wait_for(lambda: rss(b) < start + margin, 30,
+             lambda: f"RSS {rss(b) / MB:.0f} MB after all closed, start {start / MB:.0f} MB, peak {peak / MB:.0f} MB")
+    print(f"start {start / MB:.0f} MB, peak {peak / MB:.0f} MB, after {rss(b) / MB:.0f} MB; "
+          f"{connections} x {per_connection} in {opened:.1f} s")
+    from helpers.raw_stomp import assert_broker_works as stomp_works
+    stomp_works(b.port)
