@@ -7,8 +7,10 @@ below are generous on purpose (the allocator keeps some of what is freed), and f
 quadratic costs they guard against took (hundreds of MB to GB).
 """
 
+import shutil
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -50,8 +52,9 @@ def journal_bytes(broker):
 @pytest.mark.parametrize("version", [4, 5])
 def test_mqtt_clean_session_with_many_subscriptions_leaves_in_linear_memory(broker_factory, version):
     """A clean session holding 3,000 filters closes its socket. Leaving used to copy the whole
-    departure (every filter) into each subscription's release: ~1 GB at 3,000, held for seconds,
-    and the next CONNECT of the client waited for it. Now it costs what unsubscribing costs."""
+    departure (every filter) into each subscription's release: ~105 MB here (quadratic: GBs at
+    5,000 and more), never given back, and the client's next CONNECT waited ~4 s for it. Now it
+    costs what unsubscribing costs (~0 MB, ~0.1 s)."""
     b = broker_factory()
     n = 3000
     c = RawMqtt(b.mqtt_port, version)
@@ -71,16 +74,17 @@ def test_mqtt_clean_session_with_many_subscriptions_leaves_in_linear_memory(brok
     took = time.monotonic() - started
     grown = rss(b) - before
     again.close()
-    assert grown < 64 * MB, f"leaving with {n} subscriptions grew the broker by {grown / MB:.0f} MB"
-    assert took < 5, f"the next CONNECT waited {took:.1f} s for the departure"
+    print(f"leaving with {n} subscriptions: {grown / MB:.1f} MB, next CONNECT after {took:.2f} s")
+    assert grown < 32 * MB, f"leaving with {n} subscriptions grew the broker by {grown / MB:.0f} MB"
+    assert took < 2, f"the next CONNECT waited {took:.1f} s for the departure"
     assert_broker_works(b.mqtt_port, version)
 
 
 @pytest.mark.timeout(90)
 def test_mqtt_persistent_session_subscribe_writes_only_what_changes(broker_factory):
     """A persistent session subscribing 2,000 filters one SUBSCRIBE at a time used to rewrite its
-    whole record each time (every filter: ~60 MB of journal here, 250 MB at 4,000). Now each
-    SUBSCRIBE writes its own filter's record."""
+    whole record each time (every filter: ~95 MB of journal here, quadratic). Now each SUBSCRIBE
+    writes its own filter's record."""
     b = broker_factory()
     c = RawMqtt(b.mqtt_port, 4)
     c.connect("persistent-many", clean=False)
@@ -90,6 +94,7 @@ def test_mqtt_persistent_session_subscribe_writes_only_what_changes(broker_facto
     for p in read_packets(c, n, SUBACK, 60):
         assert p.reasons == [1], p
     written = journal_bytes(b) - start
+    print(f"{n} SUBSCRIBEs wrote {written / MB:.2f} MB")
     assert written < 8 * MB, f"{n} SUBSCRIBEs wrote {written / MB:.1f} MB of journal"
     # UNSUBSCRIBE is as small.
     c.send(b"".join(unsubscribe([f"rec/{i}/with/a/longish/filter/name"], packet_id=i + 1) for i in range(0, n, 2)))
@@ -128,6 +133,54 @@ def test_mqtt_persistent_subscriptions_survive_a_restart_as_changed(broker_facto
     assert sorted(got) == ["r/a", "r/c"], got
     assert got["r/c"].qos == 1, "the replaced subscription's QoS"
     c.close()
+
+
+GOLDEN_FORMAT1 = Path(__file__).parent / "data" / "mqtt_sessions_format1"
+
+
+def read_publishes(c, count, version, timeout=5):
+    """Reads until `count` PUBLISHes came (acknowledging QoS 1 ones); returns them by topic."""
+    got = {}
+    deadline = time.monotonic() + timeout
+    while len(got) < count:
+        p = c.read(max(0.05, deadline - time.monotonic()))
+        if p.type == PUBLISH:
+            got[p.topic] = p
+            if p.qos:
+                c.send(ack(PUBACK, p.packet_id, version=version))
+    return got
+
+
+def test_mqtt_sessions_written_by_the_previous_release_are_resumed(broker_factory):
+    """tests/data/mqtt_sessions_format1: a journal written by the previous release (session
+    records of format 1, every filter inside): a 3.1.1 session (legacy/a QoS 1, legacy/b/# QoS 0,
+    one QoS 1 message kept for it while away) and a 5.0 one (legacy/v5/+ no-local, subscription
+    identifier 7, never expiring). They come back, and again after one more restart (the start-up
+    replaced the old record by format 2 and a record per subscription)."""
+    b = broker_factory(start=False)
+    shutil.copytree(GOLDEN_FORMAT1, b.data_dir)
+    b.start()
+    for round in range(2):
+        c = RawMqtt(b.mqtt_port, 4)
+        assert c.connect("legacy-311", clean=False).session_present
+        if round == 0:
+            kept = read_publishes(c, 1, 4)
+            assert kept["legacy/a"].payload == b"kept while away"
+        v5 = RawMqtt(b.mqtt_port, 5)
+        assert v5.connect("legacy-v5", clean=False, props={"session_expiry_interval": 0xFFFFFFFF}).session_present
+        v5.send(publish("legacy/v5/own", b"no-local", version=5))  # not back to itself
+        c.send(publish("legacy/a", b"a", qos=1, packet_id=1) + publish("legacy/b", b"b")
+               + publish("legacy/v5/x", b"x", qos=1, packet_id=2))
+        got = read_publishes(c, 2, 4)
+        assert got["legacy/a"].payload == b"a" and got["legacy/b"].payload == b"b", got
+        got = read_publishes(v5, 1, 5)
+        assert set(got) == {"legacy/v5/x"}, got
+        assert got["legacy/v5/x"].props.get("subscription_identifier") in (7, [7]), got
+        c.close()
+        v5.close()
+        b.kill()
+        b.start()
+    assert "does not decode" not in b.all_logs()
 
 
 # --- item 11: limits -------------------------------------------------------------------------
