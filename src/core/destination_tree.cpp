@@ -23,38 +23,40 @@ constexpr std::size_t kIndexFrom = 32;
 // The subscribers of one filter: a vector, walked by every match (the hot path), plus positions
 // by key once it is long.
 struct DestinationTree::Subscribers {
+  using Positions = std::unordered_multimap<std::uint64_t, std::uint32_t>;
   std::vector<TopicSubscriber> list;
-  std::unordered_multimap<std::uint64_t, std::uint32_t> at;  // empty below kIndexFrom
+  std::unique_ptr<Positions> at;  // null below kIndexFrom (a pointer: most nodes never need it)
 
   bool empty() const { return list.empty(); }
 
   void add(TopicSubscriber s) {
     list.push_back(std::move(s));
-    if (!at.empty()) {
-      at.emplace(key_of(list.back()), static_cast<std::uint32_t>(list.size() - 1));
+    if (at) {
+      at->emplace(key_of(list.back()), static_cast<std::uint32_t>(list.size() - 1));
     } else if (list.size() >= kIndexFrom) {
-      at.reserve(list.size() * 2);
-      for (std::size_t i = 0; i < list.size(); ++i) at.emplace(key_of(list[i]), static_cast<std::uint32_t>(i));
+      at = std::make_unique<Positions>();
+      at->reserve(list.size() * 2);
+      for (std::size_t i = 0; i < list.size(); ++i) at->emplace(key_of(list[i]), static_cast<std::uint32_t>(i));
     }
   }
 
   bool remove(std::uint64_t key, const std::function<bool(const TopicSubscriber&)>& pred) {
-    if (at.empty()) {
+    if (!at) {
       // Short: keep the order (erase shifts a few).
       auto it = std::find_if(list.begin(), list.end(), pred);
       if (it == list.end()) return false;
       list.erase(it);
       return true;
     }
-    auto [first, last] = at.equal_range(key);
+    auto [first, last] = at->equal_range(key);
     auto hit = std::find_if(first, last, [&](const auto& kv) { return pred(list[kv.second]); });
     if (hit == last) return false;
     const std::uint32_t pos = hit->second;
-    at.erase(hit);
+    at->erase(hit);
     const auto back = static_cast<std::uint32_t>(list.size() - 1);
     if (pos != back) {
       // The last one takes the freed place; its position entry follows it.
-      auto [f, l] = at.equal_range(key_of(list[back]));
+      auto [f, l] = at->equal_range(key_of(list[back]));
       for (; f != l; ++f) {
         if (f->second == back) {
           f->second = pos;
@@ -64,7 +66,7 @@ struct DestinationTree::Subscribers {
       list[pos] = std::move(list[back]);
     }
     list.pop_back();
-    if (list.size() < kIndexFrom / 2) at.clear();
+    if (list.size() < kIndexFrom / 2) at.reset();
     return true;
   }
 };
