@@ -132,7 +132,13 @@ void ClientRegistry::update(const std::string& client_id, std::uint64_t connecti
 void ClientRegistry::save_subscriptions(const std::string& client_id, Entry& e,
                                         const std::vector<SubscriptionChange>& subs,
                                         std::vector<core::StateRecord>& changes) {
-  for (const auto& change : subs) {
+  // A filter named twice (one SUBSCRIBE may): its last change only, so one batch never adds and
+  // removes the same record.
+  std::unordered_map<std::string_view, std::size_t> last;
+  for (std::size_t i = 0; i < subs.size(); ++i) last[subs[i].filter] = i;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const auto& change = subs[i];
+    if (last[change.filter] != i) continue;
     auto it = e.subscription_records.find(change.filter);
     core::MessageId previous;
     if (it != e.subscription_records.end()) previous = it->second;
