@@ -185,6 +185,47 @@ def test_mqtt_sessions_written_by_the_previous_release_are_resumed(broker_factor
     assert "does not decode" not in b.all_logs()
 
 
+def test_mqtt_persistent_session_closed_before_its_suback_keeps_its_messages(broker_factory):
+    """A persistent session's connection closes right after a SUBSCRIBE, before the SUBACK.
+    The durable subscription is made (the session resumes with it), but its consumer used to
+    be attached after the connection's removal of it had reached the queue: a consumer nobody
+    removed, holding every message published to the session from then on. The resumed session
+    got none of the acknowledged messages (every time)."""
+    b = broker_factory(log_level="debug")
+    for i in range(5):
+        cid = f"closes-early-{i}"
+        c = RawMqtt(b.mqtt_port, 4)
+        c.connect(cid, clean=False)
+        c.send(subscribe([(f"early/{i}", 1)]))
+        c.close()
+        # Published to once the session is away (its departure stored, the subscription made).
+        wait_for(lambda: f"client '{cid}': away, session state stored" in b.all_logs(), 5)
+        p = RawMqtt(b.mqtt_port, 4)
+        p.connect(f"early-pub-{i}")
+        p.send(b"".join(publish(f"early/{i}", b"m%d" % k, qos=1, packet_id=k + 1) for k in range(3)))
+        assert [p.read(5).type for _ in range(3)] == [PUBACK] * 3
+        p.close()
+        c = RawMqtt(b.mqtt_port, 4)
+        ack_packet = c.connect(cid, clean=False)
+        assert ack_packet.session_present
+        got = read_publishes_all(c, 3, 4)
+        assert sorted(got) == [b"m0", b"m1", b"m2"], f"{cid}: {got}"
+        c.close()
+
+
+def read_publishes_all(c, count, version, timeout=5):
+    """The payloads of the next `count` PUBLISHes (QoS 1 ones acknowledged)."""
+    out = []
+    deadline = time.monotonic() + timeout
+    while len(out) < count:
+        p = c.read(max(0.05, deadline - time.monotonic()))
+        if p.type == PUBLISH:
+            out.append(p.payload)
+            if p.qos:
+                c.send(ack(PUBACK, p.packet_id, version=version))
+    return out
+
+
 # --- item 11: limits -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", [4, 5])

@@ -105,6 +105,15 @@ Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef
       complete_on(self_, std::move(done), std::move(st));
       return;
     }
+    if (!subscriptions_.contains(ref.id)) {
+      // Unsubscribed while the subscription was being made (its connection closed before the
+      // SUBACK / RECEIPT): its removal has reached the owner already, so attaching now would
+      // leave a consumer nobody removes, holding the messages a resumed session waits for.
+      // The owner still ends a non-durable one left without consumers.
+      post_to(owner, [key, id = ref.id](Broker& b) { b.owner_remove_consumer(key, id, nullptr); });
+      complete_on(self_, std::move(done), ok());
+      return;
+    }
     auto reply = [this, done = std::move(done)](Status s) mutable { complete_on(self_, std::move(done), std::move(s)); };
     post_to(owner, [key, ref = std::move(ref), reply = std::move(reply)](Broker& b) mutable {
       b.owner_add_consumer(key, std::move(ref), std::move(reply));
