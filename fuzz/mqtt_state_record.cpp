@@ -1,6 +1,7 @@
 // libFuzzer target for the MQTT state records kept in reserved queues (mqtt/session_record.hpp):
-// session records, delayed wills, QoS 2 exchanges. They come back from the store at start-up,
-// so a damaged or foreign record must be refused, never crash the broker.
+// session records (formats 1 and 2), subscription records, delayed wills, QoS 2 exchanges. They
+// come back from the store at start-up, so a damaged or foreign record must be refused, never
+// crash the broker.
 //
 // Input: lines of `name=value`, the record message's properties in order (a line without `=`
 // is a name with an empty value); the first byte picks the body. Whatever a decoder accepts must
@@ -53,6 +54,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(again.has_value());
     FUZZ_CHECK(*again == *session);
     (void)session->deadline_ms(kNow);
+  }
+  if (auto sub = mqtt::decode_subscription(m)) {
+    auto again = mqtt::decode_subscription(*mqtt::encode_subscription(*sub, id, kNow));
+    FUZZ_CHECK(again.has_value());
+    FUZZ_CHECK(*again == *sub);
   }
   if (auto qos2 = mqtt::decode_qos2(m)) {
     auto again = mqtt::decode_qos2(*mqtt::encode_qos2(*qos2, id, kNow));

@@ -326,6 +326,12 @@ constexpr Key kMqttKeys[] = {
        return assign(read_integer(f, 64 * 1024, kInt64Max), c.mqtt.max_pending_output_bytes);
      }},
     {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.mqtt.slow_consumer); }},
+    {"max_topic_levels",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint16Max), c.mqtt.max_topic_levels); }},
+    {"max_subscriptions_per_session",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1, kUint32Max), c.mqtt.max_subscriptions_per_session);
+     }},
 };
 
 constexpr Key kCoreKeys[] = {

@@ -607,6 +607,8 @@ TEST(ConfigMqtt, Defaults) {
   EXPECT_EQ(c.mqtt.max_packet_size, 16u << 20);
   EXPECT_EQ(c.mqtt.receive_maximum, 100);
   EXPECT_EQ(c.mqtt.session_expiry_max, 0xFFFFFFFFu);
+  EXPECT_EQ(c.mqtt.max_topic_levels, 128u);
+  EXPECT_EQ(c.mqtt.max_subscriptions_per_session, 10000u);
 }
 
 TEST(ConfigMqtt, EveryKey) {
@@ -619,6 +621,8 @@ max_inflight = 20
 topic_alias_maximum = 0
 session_expiry_max = 3600
 connect_timeout_ms = 500
+max_topic_levels = 8
+max_subscriptions_per_session = 50
 )");
   EXPECT_EQ(c.mqtt_listener.host, "0.0.0.0");
   EXPECT_EQ(c.mqtt_listener.port, 11883);
@@ -629,6 +633,8 @@ connect_timeout_ms = 500
   EXPECT_EQ(c.mqtt.topic_alias_maximum, 0);
   EXPECT_EQ(c.mqtt.session_expiry_max, 3600u);
   EXPECT_EQ(c.mqtt.connect_timeout_ms, 500u);
+  EXPECT_EQ(c.mqtt.max_topic_levels, 8u);
+  EXPECT_EQ(c.mqtt.max_subscriptions_per_session, 50u);
   EXPECT_FALSE(parse_ok("[mqtt]\nlisten = \"off\"\n").mqtt_listener.enabled);
 }
 
@@ -637,6 +643,9 @@ TEST(ConfigMqtt, BadValuesAreNamed) {
   EXPECT_THAT(toml_error("[mqtt]\nreceive_maximum = 65536"), StartsWith("'mqtt.receive_maximum' must be at most 65535"));
   EXPECT_THAT(toml_error("[mqtt]\nmax_packet_size = 268435461"),
               StartsWith("'mqtt.max_packet_size' must be at most 268435460"));
+  EXPECT_THAT(toml_error("[mqtt]\nmax_topic_levels = 0"), StartsWith("'mqtt.max_topic_levels' must be a positive integer"));
+  EXPECT_THAT(toml_error("[mqtt]\nmax_subscriptions_per_session = 0"),
+              StartsWith("'mqtt.max_subscriptions_per_session' must be a positive integer"));
   EXPECT_THAT(toml_error("[mqtt]\nlisten = \"nowhere\""), StartsWith("'mqtt.listen' must be \"HOST:PORT\" or \"off\""));
   EXPECT_THAT(toml_error("[mqtt]\nqos = 2"), StartsWith("unknown key 'mqtt.qos'"));
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -353,7 +354,9 @@ class Broker {
   OwnedQueues queues_;                                               // owned here, by key
   std::unordered_map<ConsumerId, SubscriptionInfo> subscriptions_;   // consumers homed here
   std::unordered_map<ConsumerId, TopicSubscription> topic_subscriptions_;
-  std::unordered_map<std::string, NamedEntry> named_;                // replica: every named subscription
+  // Replica: every named subscription. Ordered: a prefix (one MQTT client's) is a range, not a
+  // scan of everyone's at each CONNECT.
+  std::map<std::string, NamedEntry, std::less<>> named_;
   std::unordered_map<std::string, std::deque<std::function<void(Completion)>>> holder_ops_;  // owner: by name
   std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
   DestinationTree topic_index_;                                      // replica: every topic subscription

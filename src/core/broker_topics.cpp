@@ -76,8 +76,8 @@ void Broker::named_remove(const std::string& name) {
 
 std::vector<NamedSubscription> Broker::named_subscriptions(std::string_view prefix) const {
   std::vector<NamedSubscription> out;
-  for (const auto& [name, e] : named_) {
-    if (name.substr(0, prefix.size()) == prefix) out.push_back(e.def);
+  for (auto it = named_.lower_bound(prefix); it != named_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->second.def);
   }
   return out;
 }
@@ -103,6 +103,15 @@ Result<ConsumerId> Broker::subscribe_named(SubscribeRequest request, ConsumerRef
                  durable = request.durable](Status st) mutable {
     if (!st) {
       complete_on(self_, std::move(done), std::move(st));
+      return;
+    }
+    if (!subscriptions_.contains(ref.id)) {
+      // Unsubscribed while the subscription was being made (its connection closed before the
+      // SUBACK / RECEIPT): its removal has reached the owner already, so attaching now would
+      // leave a consumer nobody removes, holding the messages a resumed session waits for.
+      // The owner still ends a non-durable one left without consumers.
+      post_to(owner, [key, id = ref.id](Broker& b) { b.owner_remove_consumer(key, id, nullptr); });
+      complete_on(self_, std::move(done), ok());
       return;
     }
     auto reply = [this, done = std::move(done)](Status s) mutable { complete_on(self_, std::move(done), std::move(s)); };

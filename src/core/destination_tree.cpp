@@ -1,14 +1,81 @@
 #include "core/destination_tree.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace carrier::core {
+
+namespace {
+
+// Where a subscriber sits in its node: its consumer id (private) or a hash of its queue key
+// (named). Two may share one; remove() checks the subscriber itself.
+std::uint64_t key_of(ConsumerId id) { return id.value(); }
+std::uint64_t key_of(std::string_view queue_key) { return std::hash<std::string_view>{}(queue_key); }
+std::uint64_t key_of(const TopicSubscriber& s) { return s.queue_key.empty() ? key_of(s.id) : key_of(s.queue_key); }
+
+// From this many subscribers on, a node's list keeps an index of positions: a topic thousands
+// of connections subscribe to would otherwise cost a scan and a shift per unsubscribe, and a
+// storm of them leaving quadratic time.
+constexpr std::size_t kIndexFrom = 32;
+
+}  // namespace
+
+// The subscribers of one filter: a vector, walked by every match (the hot path), plus positions
+// by key once it is long.
+struct DestinationTree::Subscribers {
+  using Positions = std::unordered_multimap<std::uint64_t, std::uint32_t>;
+  std::vector<TopicSubscriber> list;
+  std::unique_ptr<Positions> at;  // null below kIndexFrom (a pointer: most nodes never need it)
+
+  bool empty() const { return list.empty(); }
+
+  void add(TopicSubscriber s) {
+    list.push_back(std::move(s));
+    if (at) {
+      at->emplace(key_of(list.back()), static_cast<std::uint32_t>(list.size() - 1));
+    } else if (list.size() >= kIndexFrom) {
+      at = std::make_unique<Positions>();
+      at->reserve(list.size() * 2);
+      for (std::size_t i = 0; i < list.size(); ++i) at->emplace(key_of(list[i]), static_cast<std::uint32_t>(i));
+    }
+  }
+
+  bool remove(std::uint64_t key, const std::function<bool(const TopicSubscriber&)>& pred) {
+    if (!at) {
+      // Short: keep the order (erase shifts a few).
+      auto it = std::find_if(list.begin(), list.end(), pred);
+      if (it == list.end()) return false;
+      list.erase(it);
+      return true;
+    }
+    auto [first, last] = at->equal_range(key);
+    auto hit = std::find_if(first, last, [&](const auto& kv) { return pred(list[kv.second]); });
+    if (hit == last) return false;
+    const std::uint32_t pos = hit->second;
+    at->erase(hit);
+    const auto back = static_cast<std::uint32_t>(list.size() - 1);
+    if (pos != back) {
+      // The last one takes the freed place; its position entry follows it.
+      auto [f, l] = at->equal_range(key_of(list[back]));
+      for (; f != l; ++f) {
+        if (f->second == back) {
+          f->second = pos;
+          break;
+        }
+      }
+      list[pos] = std::move(list[back]);
+    }
+    list.pop_back();
+    if (list.size() < kIndexFrom / 2) at.reset();
+    return true;
+  }
+};
 
 struct DestinationTree::Node {
   std::unordered_map<std::string, std::unique_ptr<Node>> children;
   std::unique_ptr<Node> star;
-  std::vector<TopicSubscriber> here;  // filters that end at this node
-  std::vector<TopicSubscriber> rest;  // filters ending in `>` after this node
+  Subscribers here;  // filters that end at this node
+  Subscribers rest;  // filters ending in `>` after this node
 
   bool empty() const { return children.empty() && !star && here.empty() && rest.empty(); }
 };
@@ -28,13 +95,6 @@ std::string_view next_level(std::string_view& name, bool& more) {
   name.remove_prefix(dot + 1);
   more = true;
   return level;
-}
-
-bool erase_subscriber(std::vector<TopicSubscriber>& v, const std::function<bool(const TopicSubscriber&)>& pred) {
-  auto it = std::find_if(v.begin(), v.end(), pred);
-  if (it == v.end()) return false;
-  v.erase(it);
-  return true;
 }
 
 }  // namespace
@@ -74,7 +134,7 @@ void DestinationTree::add(std::string_view filter, TopicSubscriber subscriber) {
   while (more) {
     auto level = next_level(rest, more);
     if (level == ">") {
-      node->rest.push_back(subscriber);
+      node->rest.add(std::move(subscriber));
       ++size_;
       return;
     }
@@ -87,16 +147,16 @@ void DestinationTree::add(std::string_view filter, TopicSubscriber subscriber) {
       node = child.get();
     }
   }
-  node->here.push_back(subscriber);
+  node->here.add(std::move(subscriber));
   ++size_;
 }
 
 bool DestinationTree::remove(std::string_view filter, ConsumerId id) {
-  return remove_if(filter, [id](const TopicSubscriber& s) { return s.queue_key.empty() && s.id == id; });
+  return remove_if(filter, key_of(id), [id](const TopicSubscriber& s) { return s.queue_key.empty() && s.id == id; });
 }
 
 bool DestinationTree::remove_named(std::string_view filter, std::string_view queue_key) {
-  return remove_if(filter, [queue_key](const TopicSubscriber& s) { return s.queue_key == queue_key; });
+  return remove_if(filter, key_of(queue_key), [queue_key](const TopicSubscriber& s) { return s.queue_key == queue_key; });
 }
 
 bool DestinationTree::filter_matches(std::string_view filter, std::string_view name) {
@@ -111,7 +171,8 @@ bool DestinationTree::filter_matches(std::string_view filter, std::string_view n
   return !nmore;
 }
 
-bool DestinationTree::remove_if(std::string_view filter, const std::function<bool(const TopicSubscriber&)>& pred) {
+bool DestinationTree::remove_if(std::string_view filter, std::uint64_t key,
+                                const std::function<bool(const TopicSubscriber&)>& pred) {
   // Walk down remembering the path so emptied nodes can be pruned on the way back.
   std::vector<std::pair<Node*, std::string>> path;
   Node* node = root_.get();
@@ -121,7 +182,7 @@ bool DestinationTree::remove_if(std::string_view filter, const std::function<boo
   while (more) {
     auto level = next_level(rest, more);
     if (level == ">") {
-      removed = erase_subscriber(node->rest, pred);
+      removed = node->rest.remove(key, pred);
       break;
     }
     Node* next = nullptr;
@@ -134,7 +195,7 @@ bool DestinationTree::remove_if(std::string_view filter, const std::function<boo
     if (next == nullptr) return false;
     path.emplace_back(node, std::string(level));
     node = next;
-    if (!more) removed = erase_subscriber(node->here, pred);
+    if (!more) removed = node->here.remove(key, pred);
   }
   if (!removed) return false;
   --size_;
@@ -170,7 +231,7 @@ void DestinationTree::match(std::string_view name, std::vector<TopicSubscriber>&
     auto level = next_level(s.rest, more);
     const bool wildcards = !hidden || s.node != root_.get();
     // `>` here matches this level and everything after it.
-    if (wildcards) out.insert(out.end(), s.node->rest.begin(), s.node->rest.end());
+    if (wildcards) out.insert(out.end(), s.node->rest.list.begin(), s.node->rest.list.end());
     key.assign(level);
     auto it = s.node->children.find(key);
     for (const Node* next : {it != s.node->children.end() ? it->second.get() : nullptr,
@@ -179,7 +240,7 @@ void DestinationTree::match(std::string_view name, std::vector<TopicSubscriber>&
       if (more) {
         stack.push_back({next, s.rest});
       } else {
-        out.insert(out.end(), next->here.begin(), next->here.end());
+        out.insert(out.end(), next->here.list.begin(), next->here.list.end());
       }
     }
   }

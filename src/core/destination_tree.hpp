@@ -53,7 +53,8 @@ class DestinationTree {
 
  private:
   struct Node;
-  bool remove_if(std::string_view filter, const std::function<bool(const TopicSubscriber&)>& pred);
+  struct Subscribers;
+  bool remove_if(std::string_view filter, std::uint64_t key, const std::function<bool(const TopicSubscriber&)>& pred);
   std::unique_ptr<Node> root_;
   std::size_t size_ = 0;
 };

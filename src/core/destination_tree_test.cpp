@@ -56,6 +56,53 @@ TEST(DestinationTree, RemovePrunes) {
   EXPECT_EQ(t.size(), 0u);
 }
 
+TEST(DestinationTree, ManySubscribersOfOneFilterComeAndGoInAnyOrder) {
+  // Past a few dozen subscribers a filter's list is indexed: removal by swap, not by shift.
+  DestinationTree t;
+  const std::uint64_t n = 5000;
+  std::vector<std::uint64_t> all;
+  for (std::uint64_t i = 1; i <= n; ++i) {
+    t.add("news", sub(i));
+    t.add("news.>", sub(i));
+    all.push_back(i);
+  }
+  t.add("news", TopicSubscriber{ConsumerId(0), ShardId(1), "subscription:named-a"});
+  t.add("news", TopicSubscriber{ConsumerId(0), ShardId(1), "subscription:named-b"});
+  EXPECT_EQ(t.size(), 2 * n + 2);
+  // Every third, from the middle outwards, then the rest from the end: orders that move others.
+  std::vector<std::uint64_t> left;
+  for (std::uint64_t i = 1; i <= n; ++i) {
+    if (i % 3 == 0) {
+      EXPECT_TRUE(t.remove("news", ConsumerId(i)));
+      EXPECT_TRUE(t.remove("news.>", ConsumerId(i)));
+    } else {
+      left.push_back(i);
+    }
+  }
+  EXPECT_FALSE(t.remove("news", ConsumerId(3)));  // gone already
+  EXPECT_TRUE(t.remove_named("news", "subscription:named-a"));
+  EXPECT_FALSE(t.remove_named("news", "subscription:named-a"));
+  std::vector<std::uint64_t> expect = left;
+  expect.insert(expect.begin(), 0);  // named-b
+  EXPECT_EQ(ids(t, "news"), expect);
+  EXPECT_EQ(ids(t, "news.x"), left);
+  while (left.size() > 3) {
+    EXPECT_TRUE(t.remove("news", ConsumerId(left.back())));
+    EXPECT_TRUE(t.remove("news.>", ConsumerId(left.back())));
+    left.pop_back();
+  }
+  EXPECT_EQ(ids(t, "news.x"), left);
+  expect = left;
+  expect.insert(expect.begin(), 0);
+  EXPECT_EQ(ids(t, "news"), expect);
+  EXPECT_TRUE(t.remove_named("news", "subscription:named-b"));
+  for (auto id : left) {
+    EXPECT_TRUE(t.remove("news", ConsumerId(id)));
+    EXPECT_TRUE(t.remove("news.>", ConsumerId(id)));
+  }
+  EXPECT_EQ(t.size(), 0u);
+}
+
 TEST(DestinationTree, FilterValidity) {
   EXPECT_TRUE(DestinationTree::is_valid_filter("a.b"));
   EXPECT_TRUE(DestinationTree::is_valid_filter("a.*.>"));

@@ -62,30 +62,30 @@ void Queue::push_ready(Entry entry) {
 
 Queue::ConsumerState* Queue::find(ConsumerId id) {
   for (auto& c : consumers_) {
-    if (c.ref.id == id) return &c;
+    if (c->ref.id == id) return c.get();
   }
   return nullptr;
 }
 
 bool Queue::has_consumer(ConsumerId id) const {
-  return std::any_of(consumers_.begin(), consumers_.end(), [id](const ConsumerState& c) { return c.ref.id == id; });
+  return std::any_of(consumers_.begin(), consumers_.end(), [id](const auto& c) { return c->ref.id == id; });
 }
 
 void Queue::add_consumer(ConsumerRef consumer) {
   if (consumer.prefetch == 0) consumer.prefetch = 1;
   if (consumer.selector) ++selective_consumers_;
-  consumers_.push_back(ConsumerState{std::move(consumer), 1, {}});
+  consumers_.push_back(std::make_unique<ConsumerState>(ConsumerState{std::move(consumer), 1, {}}));
 }
 
 std::vector<Queue::Entry> Queue::remove_consumer(ConsumerId id, bool* found) {
   std::vector<Entry> returned;
-  auto it = std::find_if(consumers_.begin(), consumers_.end(), [id](const ConsumerState& c) { return c.ref.id == id; });
+  auto it = std::find_if(consumers_.begin(), consumers_.end(), [id](const auto& c) { return c->ref.id == id; });
   if (found != nullptr) *found = it != consumers_.end();
   if (it == consumers_.end()) return returned;
-  returned = it->unacked.take_all();
+  returned = (*it)->unacked.take_all();
   for (auto& entry : returned) entry.redelivered = true;
   std::sort(returned.begin(), returned.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
-  if (it->ref.selector) --selective_consumers_;
+  if ((*it)->ref.selector) --selective_consumers_;
   const auto index = static_cast<std::size_t>(it - consumers_.begin());
   consumers_.erase(it);
   if (round_robin_ > index) --round_robin_;
@@ -135,21 +135,21 @@ bool Queue::accepts(const ConsumerState& c, const Message& m) const {
 }
 
 bool Queue::any_credit() const {
-  return std::any_of(consumers_.begin(), consumers_.end(), [](const ConsumerState& c) { return c.has_credit(); });
+  return std::any_of(consumers_.begin(), consumers_.end(), [](const auto& c) { return c->has_credit(); });
 }
 
 std::size_t Queue::choose(const Message& m) const {
   const std::size_t n = consumers_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t idx = (round_robin_ + i) % n;
-    if (consumers_[idx].has_credit() && accepts(consumers_[idx], m)) return idx;
+    if (consumers_[idx]->has_credit() && accepts(*consumers_[idx], m)) return idx;
   }
   return n;
 }
 
 void Queue::deliver_to(std::size_t idx, Entry e, std::vector<Dispatch>& out, std::vector<int>& batch_of) {
   round_robin_ = (idx + 1) % consumers_.size();
-  auto& c = consumers_[idx];
+  auto& c = *consumers_[idx];
   if (batch_of[idx] < 0) {
     batch_of[idx] = static_cast<int>(out.size());
     out.push_back(Dispatch{c.ref, {}});
@@ -332,7 +332,7 @@ std::vector<Queue::Entry> Queue::take_all() {
     slot.reset();
   }
   for (auto& c : consumers_) {
-    for (auto& e : c.unacked.take_all()) out.push_back(std::move(e));
+    for (auto& e : c->unacked.take_all()) out.push_back(std::move(e));
   }
   ready_count_ = 0;
   ready_bytes_ = 0;
@@ -345,13 +345,13 @@ void Queue::for_each(const std::function<void(const Entry&)>& visit) const {
     for (const auto& e : *slot) visit(e);
   }
   for (const auto& c : consumers_) {
-    c.unacked.for_each(visit);
+    c->unacked.for_each(visit);
   }
 }
 
 std::size_t Queue::unacked() const {
   std::size_t n = 0;
-  for (const auto& c : consumers_) n += c.unacked.size();
+  for (const auto& c : consumers_) n += c->unacked.size();
   return n;
 }
 

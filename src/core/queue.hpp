@@ -141,7 +141,9 @@ class Queue {
   std::size_t ready_count_ = 0;
   std::size_t ready_bytes_ = 0;
   std::uint64_t next_seq_ = 1;
-  std::vector<ConsumerState> consumers_;
+  // By pointer: a consumer leaving shifts pointers, not their unacked logs (each move of one
+  // allocated), so a queue thousands consume from lets them go in linear time.
+  std::vector<std::unique_ptr<ConsumerState>> consumers_;
   std::size_t round_robin_ = 0;
   std::size_t selective_consumers_ = 0;
   std::int64_t last_activity_ms_ = 0;

@@ -102,11 +102,12 @@ void ClientRegistry::serve(const std::string& client_id, Entry& e) {
   e.session = w.who.session;
   e.expiry_seconds = w.who.expiry_seconds;
   e.protocol_level = w.who.protocol_level;
+  // A clean start begins with no subscriptions, and a session that is not persistent keeps
+  // no records: a restart must not bring it back.
+  if (w.who.clean_start || e.expiry_seconds == 0) drop_subscription_records(e, changes);
   if (e.expiry_seconds > 0) {
-    static const std::map<std::string, SubscriptionOptions> kNone;
-    save(client_id, e, state && !w.who.clean_start ? state->subscriptions : kNone, 0, changes);
+    save(client_id, e, 0, changes);
   } else if (!e.record.is_nil()) {
-    // Not persistent from now on: a restart must not bring it back.
     changes.push_back({std::string(kSessionsQueue), nullptr, e.record});
     e.record = {};
   }
@@ -117,26 +118,78 @@ void ClientRegistry::serve(const std::string& client_id, Entry& e) {
 }
 
 void ClientRegistry::update(const std::string& client_id, std::uint64_t connection,
-                            std::map<std::string, SubscriptionOptions> subscriptions, std::function<void()> done) {
+                            std::vector<SubscriptionChange> subscriptions, std::function<void()> done) {
   auto it = entries_.find(client_id);
   if (it == entries_.end() || it->second.connection != connection || it->second.expiry_seconds == 0) {
     if (done) done();
     return;
   }
   std::vector<core::StateRecord> changes;
-  save(client_id, it->second, subscriptions, 0, changes);
+  save_subscriptions(client_id, it->second, subscriptions, changes);
   write(std::move(changes), std::move(done));
 }
 
-void ClientRegistry::save(const std::string& client_id, Entry& e,
-                          const std::map<std::string, SubscriptionOptions>& subscriptions, std::int64_t away_since_ms,
+void ClientRegistry::save_subscriptions(const std::string& client_id, Entry& e,
+                                        const std::vector<SubscriptionChange>& subs,
+                                        std::vector<core::StateRecord>& changes) {
+  // A filter named twice (one SUBSCRIBE may): its last change only, so one batch never adds and
+  // removes the same record.
+  std::unordered_map<std::string_view, std::size_t> last;
+  for (std::size_t i = 0; i < subs.size(); ++i) last[subs[i].filter] = i;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    const auto& change = subs[i];
+    if (last[change.filter] != i) continue;
+    auto it = e.subscription_records.find(change.filter);
+    core::MessageId previous;
+    if (it != e.subscription_records.end()) previous = it->second;
+    if (!change.options) {
+      if (it == e.subscription_records.end()) continue;
+      changes.push_back({std::string(kSubscriptionsQueue), nullptr, previous});
+      e.subscription_records.erase(it);
+      continue;
+    }
+    const core::MessageId id = broker_.next_message_id();
+    // The new record and the ack of the one it replaces in one batch: a crash keeps one.
+    changes.push_back({std::string(kSubscriptionsQueue),
+                       encode_subscription(SubscriptionRecord{client_id, change.filter, *change.options}, id,
+                                           broker_.now_ms()),
+                       previous});
+    e.subscription_records[change.filter] = id;
+  }
+}
+
+void ClientRegistry::reconcile(const std::string& client_id, Entry& e,
+                               const std::map<std::string, SubscriptionOptions>& subscriptions,
+                               std::vector<core::StateRecord>& changes) {
+  std::vector<SubscriptionChange> missing;
+  for (const auto& [filter, options] : subscriptions) {
+    if (!e.subscription_records.contains(filter)) missing.push_back({filter, options});
+  }
+  for (auto it = e.subscription_records.begin(); it != e.subscription_records.end();) {
+    if (subscriptions.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    changes.push_back({std::string(kSubscriptionsQueue), nullptr, it->second});
+    it = e.subscription_records.erase(it);
+  }
+  save_subscriptions(client_id, e, missing, changes);
+}
+
+void ClientRegistry::drop_subscription_records(Entry& e, std::vector<core::StateRecord>& changes) {
+  for (const auto& [filter, id] : e.subscription_records) {
+    changes.push_back({std::string(kSubscriptionsQueue), nullptr, id});
+  }
+  e.subscription_records.clear();
+}
+
+void ClientRegistry::save(const std::string& client_id, Entry& e, std::int64_t away_since_ms,
                           std::vector<core::StateRecord>& changes) {
   SessionRecord r;
   r.client_id = client_id;
   r.protocol_level = e.protocol_level;
   r.expiry_seconds = e.expiry_seconds;
   r.away_since_ms = away_since_ms;
-  r.subscriptions = subscriptions;
   const core::MessageId id = broker_.next_message_id();
   // The new record and the ack of the old one go in one batch: a crash keeps one of them.
   changes.push_back({std::string(kSessionsQueue), encode_session(r, id, broker_.now_ms()), e.record});
@@ -146,6 +199,7 @@ void ClientRegistry::save(const std::string& client_id, Entry& e,
 void ClientRegistry::drop_records(Entry& e, const SessionState* state, std::vector<core::StateRecord>& changes) {
   if (!e.record.is_nil()) changes.push_back({std::string(kSessionsQueue), nullptr, e.record});
   e.record = {};
+  drop_subscription_records(e, changes);
   if (!e.will_record.is_nil()) changes.push_back({std::string(kWillsQueue), nullptr, e.will_record});
   e.will_record = {};
   if (state == nullptr) return;
@@ -231,7 +285,8 @@ void ClientRegistry::go_away(const std::string& client_id, Entry& e, Departure d
   const std::int64_t now = broker_.now_ms();
   e.expiry_seconds = d.expiry_seconds;
   e.protocol_level = d.protocol_level;
-  save(client_id, e, d.state.subscriptions, now, changes);
+  reconcile(client_id, e, d.state.subscriptions, changes);
+  save(client_id, e, now, changes);
   e.stored = std::move(d.state);
   e.will = std::move(d.will);
   if (e.will) {
@@ -306,6 +361,17 @@ void ClientRegistry::restore_session(SessionRecord record, core::MessageId id) {
   e.recovered = std::move(record);
 }
 
+void ClientRegistry::restore_subscription(SubscriptionRecord record, core::MessageId id) {
+  Entry& e = entries_[record.client_id];
+  // Store order: a later record for the same filter replaced the earlier one.
+  auto [it, added] = e.subscription_records.try_emplace(record.filter, id);
+  if (!added) {
+    superseded_.push_back({std::string(kSubscriptionsQueue), nullptr, it->second});
+    it->second = id;
+  }
+  e.recovered_subscriptions[record.filter] = record.options;
+}
+
 void ClientRegistry::restore_will(WillRecord record) {
   Entry& e = entries_[record.client_id];
   if (!e.will_record.is_nil()) superseded_.push_back({std::string(kWillsQueue), nullptr, e.will_record});
@@ -340,13 +406,17 @@ void ClientRegistry::start() {
     std::optional<std::int64_t> deadline;
     if (e.recovered) {
       SessionState state;
+      const bool legacy = e.recovered->format == 1;
       state.subscriptions = std::move(e.recovered->subscriptions);
+      for (auto& [filter, options] : e.recovered_subscriptions) state.subscriptions[filter] = options;
+      e.recovered_subscriptions.clear();
       state.inbound_qos2 = std::move(e.recovered_in);
       state.outbound_pubrel = std::move(e.recovered_out);
       e.expiry_seconds = e.recovered->expiry_seconds;
       e.protocol_level = e.recovered->protocol_level;
       deadline = e.recovered->deadline_ms(now);
       const bool was_connected = e.recovered->away_since_ms == 0;
+      const std::int64_t away_since = e.recovered->away_since_ms;
       e.stored = std::move(state);
       e.recovered.reset();
       if (deadline && *deadline <= now) {
@@ -355,16 +425,21 @@ void ClientRegistry::start() {
         expire(client_id, e.generation);
         continue;
       }
-      if (was_connected) {
+      if (was_connected || legacy) {
         // The client was connected when the broker went down: away from now on, so that repeated
-        // restarts do not keep the session forever.
+        // restarts do not keep the session forever. A format 1 record (an earlier release's)
+        // becomes format 2 and a record per subscription, in one batch.
         std::vector<core::StateRecord> changes;
-        save(client_id, e, e.stored->subscriptions, now, changes);
+        if (legacy) reconcile(client_id, e, e.stored->subscriptions, changes);
+        save(client_id, e, was_connected ? now : away_since, changes);
         write(std::move(changes));
       }
     } else {
-      // QoS 2 records without a session: left by a session that ended; nothing to resume.
+      // QoS 2 and subscription records without a session: left by a session that ended (or a
+      // crash between their batches); nothing to resume.
       std::vector<core::StateRecord> changes;
+      drop_subscription_records(e, changes);
+      e.recovered_subscriptions.clear();
       for (const auto* list : {&e.recovered_in, &e.recovered_out}) {
         for (const auto& q : *list) changes.push_back({std::string(kQos2Queue), nullptr, q.record});
       }

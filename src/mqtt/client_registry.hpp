@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/broker.hpp"
 #include "mqtt/session_record.hpp"
@@ -23,9 +25,10 @@ class Session;
 // persistent session keeps its state here until its expiry, when its subscriptions are deleted
 // from the core; a delayed will waits here too. No locks: every call runs on the owning shard,
 // other shards reach it by posted functions (Service).
-// Persistence: the registry writes its sessions' `$mqtt-sessions` records (at CONNECT, on a
-// subscription change, at departure) and their delayed wills' `$mqtt-wills` records, and deletes
-// them, with the session's `$mqtt-qos2` records, when the session ends. At start-up it gets them
+// Persistence: the registry writes its sessions' `$mqtt-sessions` records (at CONNECT and at
+// departure), one `$mqtt-subscriptions` record per subscription (as each changes) and their
+// delayed wills' `$mqtt-wills` records, and deletes them, with the session's `$mqtt-qos2`
+// records, when the session ends. At start-up it gets them
 // back (restore_*, before the shards run) and start() re-arms expiry and will timers, ending
 // the sessions whose expiry passed while the broker was down.
 // Runs on: its shard.
@@ -46,13 +49,15 @@ class ClientRegistry {
 
   void claim(const std::string& client_id, Claimant who, Reply reply);
   void depart(const std::string& client_id, Departure departure);
-  // The connected session's subscriptions changed (persistent sessions only are recorded).
-  // `done` once the record is durable (at once when there is nothing to record).
-  void update(const std::string& client_id, std::uint64_t connection,
-              std::map<std::string, SubscriptionOptions> subscriptions, std::function<void()> done);
+  // The connected session's subscriptions changed (persistent sessions only are recorded): the
+  // records of the changed ones are written, nothing else. `done` once they are durable (at
+  // once when there is nothing to record).
+  void update(const std::string& client_id, std::uint64_t connection, std::vector<SubscriptionChange> changes,
+              std::function<void()> done);
 
   // --- start-up: records recovered from the store, before the shard runs; then start() on it.
   void restore_session(SessionRecord record, core::MessageId id);
+  void restore_subscription(SubscriptionRecord record, core::MessageId id);
   void restore_will(WillRecord record);
   void restore_qos2(const Qos2Record& record, core::MessageId id);
   void restore_bad(std::string queue, core::MessageId id);
@@ -77,12 +82,14 @@ class ClientRegistry {
     // What the store holds for it (nil ids: nothing).
     core::MessageId record;              // its `$mqtt-sessions` record
     core::MessageId will_record;         // its will's `$mqtt-wills` record
+    std::unordered_map<std::string, core::MessageId> subscription_records;  // by filter
     std::uint32_t expiry_seconds = 0;    // of the current or last connection
     std::uint8_t protocol_level = 4;
     // Recovered at start-up, until start() has dealt with them.
     std::optional<SessionRecord> recovered;
     std::int64_t will_due_ms = 0;
     std::vector<SessionState::Qos2InFlight> recovered_in, recovered_out;
+    std::map<std::string, SubscriptionOptions> recovered_subscriptions;
   };
 
   void serve(const std::string& client_id, Entry& e);
@@ -93,11 +100,22 @@ class ClientRegistry {
   void will_due(const std::string& client_id, std::uint64_t generation);
   void publish(core::MessagePtr will);
   void forget_if_idle(const std::string& client_id);
-  // Appends to `changes` the replacement of the session record (subscriptions as given).
-  void save(const std::string& client_id, Entry& e, const std::map<std::string, SubscriptionOptions>& subscriptions,
-            std::int64_t away_since_ms, std::vector<core::StateRecord>& changes);
-  // Appends the deletion of the session record, the will record and the QoS 2 records in `state`.
+  // Appends to `changes` the replacement of the session record (its subscriptions are records
+  // of their own).
+  void save(const std::string& client_id, Entry& e, std::int64_t away_since_ms, std::vector<core::StateRecord>& changes);
+  // Appends the records of these subscription changes (each replacing the filter's previous one).
+  void save_subscriptions(const std::string& client_id, Entry& e, const std::vector<SubscriptionChange>& subs,
+                          std::vector<core::StateRecord>& changes);
+  // Appends what makes the subscription records say `subscriptions` (what a departing
+  // connection held): the records of filters it no longer has go, of those it has without one
+  // come. Nothing when they agree, as they do unless a change was lost on its way.
+  void reconcile(const std::string& client_id, Entry& e,
+                 const std::map<std::string, SubscriptionOptions>& subscriptions,
+                 std::vector<core::StateRecord>& changes);
+  // Appends the deletion of the session record, its subscription records, the will record and
+  // the QoS 2 records in `state`.
   static void drop_records(Entry& e, const SessionState* state, std::vector<core::StateRecord>& changes);
+  static void drop_subscription_records(Entry& e, std::vector<core::StateRecord>& changes);
   void write(std::vector<core::StateRecord> changes, std::function<void()> done = nullptr);
   // The session no longer holds its `$share` groups (the last holder's end deletes a group).
   void release_shared(const std::string& client_id, const SessionState* state);

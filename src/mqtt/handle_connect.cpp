@@ -197,7 +197,7 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
     }
     return;
   }
-  bool rebuilt = false;
+  std::vector<SubscriptionChange> rebuilt;
   if (!named.empty()) {
     // Durable subscriptions the registry does not know (no session record: data from before
     // records were kept, or a crash after the subscription was stored, before its record and
@@ -206,12 +206,13 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
     for (const auto& n : named) {
       std::string filter = n.name.substr(prefix.size());
       if (filter.ends_with(kParentSuffix)) continue;
-      rebuilt |= state->subscriptions.emplace(std::move(filter), SubscriptionOptions{.qos = 1}).second;
+      const SubscriptionOptions options{.qos = 1};
+      if (state->subscriptions.emplace(filter, options).second) rebuilt.push_back({std::move(filter), options});
     }
   }
   const bool present = existed || state.has_value();
   finish_connect(present, std::move(state));
-  if (rebuilt) save_subscriptions();
+  save_subscriptions(std::move(rebuilt));
 }
 
 void Session::finish_connect(bool session_present, std::optional<SessionState> resume) {

@@ -9,6 +9,7 @@
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/session.hpp"
 #include "mqtt/session_record.hpp"
+#include "mqtt/topic_map.hpp"
 
 namespace carrier::mqtt {
 
@@ -60,6 +61,20 @@ void Session::handle_publish(codec::Publish& p) {
         return;
       }
     }
+  }
+  if (exceeds_levels(topic, options_.max_topic_levels)) {
+    // Refused before it reaches the core, where each level would cost a lookup per shard.
+    // MQTT 3.x cannot refuse a PUBLISH (acknowledging it would claim it was taken): closed.
+    const std::string why = fmt::format("topic has more than {} levels", options_.max_topic_levels);
+    if (!v5 || p.qos == 0) {
+      disconnect(codec::ReasonCode::topic_name_invalid, why);
+      return;
+    }
+    log()->debug("{} PUBLISH refused: {}", log_prefix(), why);
+    ++inbound_unacked_;
+    if (p.qos == 2) inbound_qos2_.emplace(p.packet_id, false);
+    publishes_.push_back(InboundPublish{nullptr, p.qos, p.packet_id, codec::ReasonCode::topic_name_invalid});
+    return;
   }
   InboundPublish in;
   in.qos = p.qos;

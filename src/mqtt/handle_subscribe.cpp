@@ -129,12 +129,28 @@ void Session::handle_subscribe(codec::Subscribe& s) {
   const std::uint16_t packet_id = s.packet_id;
   const bool persistent = session_expiry_ > 0;
   std::vector<std::string> made;  // filters whose SUBACK is pending (deliveries held till then)
+  std::vector<SubscriptionChange> changes;  // what the session record learns
   for (std::size_t i = 0; i < s.topics.size(); ++i) {
     const auto& t = s.topics[i];
     const bool shared = codec::is_shared_filter(t.filter);
     SubscriptionOptions options{t.qos, t.no_local, t.retain_as_published, identifier, t.retain_handling};
     auto existing = subscriptions_.find(t.filter);
     const bool existed = existing != subscriptions_.end();
+    // The limits: refused in the SUBACK, the connection goes on (0x80 is "failure" on 3.x).
+    const auto shared_parts = shared ? codec::parse_shared_filter(t.filter) : std::nullopt;
+    const std::string_view inner = shared_parts ? shared_parts->filter : std::string_view(t.filter);
+    if (exceeds_levels(inner, options_.max_topic_levels) ||
+        (!existed && subscriptions_.size() >= options_.max_subscriptions_per_session)) {
+      const bool deep = exceeds_levels(inner, options_.max_topic_levels);
+      log()->debug("{} SUBSCRIBE '{}' refused: {}", log_prefix(), t.filter.substr(0, 200),
+                   deep ? fmt::format("more than {} levels", options_.max_topic_levels)
+                        : fmt::format("session holds {} subscriptions already", subscriptions_.size()));
+      (*reasons)[i] = !v5   ? codec::ReasonCode::unspecified_error
+                      : deep ? codec::ReasonCode::topic_filter_invalid
+                             : codec::ReasonCode::quota_exceeded;
+      fan->step();
+      continue;
+    }
     const bool want_retained = t.retain_handling == 0 || (t.retain_handling == 1 && !existed);
     (*reasons)[i] = static_cast<codec::ReasonCode>(t.qos);
     if (existed) {
@@ -143,6 +159,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
       if (same_mode && !want_retained) {
         // Only the options change; the core side stays as it is.
         sub.options = options;
+        changes.push_back({t.filter, options});
         fan->step();
         continue;
       }
@@ -161,14 +178,16 @@ void Session::handle_subscribe(codec::Subscribe& s) {
     if (!st) {
       log()->debug("{} SUBSCRIBE '{}' refused: {}", log_prefix(), t.filter, st.error().to_string());
       subscriptions_.erase(t.filter);
+      if (existed) changes.push_back({t.filter, std::nullopt});
       (*reasons)[i] = v5 ? reason_for(st.error().code, Operation::subscribe) : codec::ReasonCode::unspecified_error;
       fan->step();
       continue;
     }
     made.push_back(t.filter);
+    changes.push_back({t.filter, options});
   }
   // The SUBACK grants what the session record holds: sent once that is durable.
-  save_subscriptions([fan]() { fan->step(); });
+  save_subscriptions(std::move(changes), [fan]() { fan->step(); });
   fan->done = [weak, reasons, packet_id, made = std::move(made)]() {
     auto self = weak.lock();
     if (!self || self->is_closing()) return;
@@ -190,6 +209,7 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>();
   auto fan = std::make_shared<FanIn>();
   fan->remaining = u.filters.size() + 2;  // + the session record
+  std::vector<SubscriptionChange> changes;
   for (const auto& filter : u.filters) {
     auto it = subscriptions_.find(filter);
     if (it == subscriptions_.end()) {
@@ -202,8 +222,9 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
     // shared one only loses this member.
     release(it->second, persistent, [fan]() { fan->step(); });
     subscriptions_.erase(it);
+    changes.push_back({filter, std::nullopt});
   }
-  save_subscriptions([fan]() { fan->step(); });
+  save_subscriptions(std::move(changes), [fan]() { fan->step(); });
   auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = u.packet_id;
   fan->done = [weak, reasons, packet_id, v5]() {

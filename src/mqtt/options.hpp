@@ -35,6 +35,13 @@ struct Options {
   // wait in the core (or `slow_consumer` applies to QoS 0 ones). One packet always fits.
   std::size_t max_pending_output_bytes = 4u << 20;
   net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
+  // Levels ('/'-separated) a topic name or filter may have (EMQX's default too): each level of
+  // a filter is a node in every shard's subscription index. A deeper filter is refused in its
+  // SUBACK, a deeper PUBLISH topic with 0x90.
+  std::uint32_t max_topic_levels = 128;
+  // Subscriptions (filters) one session may hold, persistent or not: the ones past it are
+  // refused in the SUBACK (0x97 quota exceeded on MQTT 5, 0x80 on 3.x).
+  std::uint32_t max_subscriptions_per_session = 10000;
 };
 
 }  // namespace carrier::mqtt

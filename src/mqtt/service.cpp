@@ -83,7 +83,7 @@ void Service::depart(const std::string& client_id, Departure departure) {
 }
 
 void Service::update(const std::string& client_id, std::uint64_t connection,
-                     std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+                     std::vector<SubscriptionChange> subscriptions, core::ShardId home,
                      std::function<void()> done) {
   auto* registry = registries_[owner(client_id).value()].get();
   executor_.post(owner(client_id), [this, registry, client_id, connection, subs = std::move(subscriptions), home,
@@ -103,6 +103,14 @@ bool Service::recover(std::string_view queue_key, const core::Message& m) {
       recovered_sessions_.insert(rec->client_id);
       const auto owner_index = owner(rec->client_id).value();
       registries_[owner_index]->restore_session(std::move(*rec), m.id);
+    } else {
+      registries_[0]->restore_bad(std::string(name), m.id);
+    }
+    return true;
+  }
+  if (name == kSubscriptionsQueue) {
+    if (auto rec = decode_subscription(m)) {
+      registries_[owner(rec->client_id).value()]->restore_subscription(std::move(*rec), m.id);
     } else {
       registries_[0]->restore_bad(std::string(name), m.id);
     }

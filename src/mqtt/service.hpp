@@ -56,9 +56,9 @@ class Service {
   void end_departure() { --departing_; }
   void depart(const std::string& client_id, Departure departure);
   bool idle() const { return departing_.load() == 0; }
-  // A persistent session's subscriptions changed; `done` on `home` once they are recorded.
-  void update(const std::string& client_id, std::uint64_t connection,
-              std::map<std::string, SubscriptionOptions> subscriptions, core::ShardId home,
+  // Some of a persistent session's subscriptions changed; `done` on `home` once recorded.
+  void update(const std::string& client_id, std::uint64_t connection, std::vector<SubscriptionChange> subscriptions,
+              core::ShardId home,
               std::function<void()> done);
 
   // Start-up: takes the MQTT records among the recovered messages (true), before the shards

@@ -315,9 +315,15 @@ Departure Session::make_departure(bool with_will) {
 
 void Session::detach_all(std::function<void()> done) {
   const bool persistent = session_expiry_ > 0;
-  auto remaining = std::make_shared<std::size_t>(subscriptions_.size() + 1);
-  auto step = [remaining, done = std::move(done)]() {
-    if (--*remaining == 0 && done) done();
+  // One countdown holds `done` (it may carry the whole departure); each release gets a handle
+  // to it, never a copy of `done`, so leaving costs O(subscriptions).
+  struct Countdown {
+    std::size_t remaining;
+    std::function<void()> done;
+  };
+  auto count = std::make_shared<Countdown>(Countdown{subscriptions_.size() + 1, std::move(done)});
+  auto step = [count]() {
+    if (--count->remaining == 0 && count->done) count->done();
   };
   // A session ending with its connection deletes its durable subscriptions and lets go of its
   // shared groups (it may hold them from when it was persistent).
@@ -404,14 +410,12 @@ void Session::shutdown() {
   // else: the last store confirmation says goodbye (handle_publish.cpp).
 }
 
-void Session::save_subscriptions(std::function<void()> done) {
-  if (session_expiry_ == 0 || !registered_) {
+void Session::save_subscriptions(std::vector<SubscriptionChange> changes, std::function<void()> done) {
+  if (session_expiry_ == 0 || !registered_ || changes.empty()) {
     if (done) done();
     return;
   }
-  std::map<std::string, SubscriptionOptions> subs;
-  for (const auto& [filter, sub] : subscriptions_) subs.emplace(filter, sub.options);
-  service_.update(client_id_, id(), std::move(subs), shard(), std::move(done));
+  service_.update(client_id_, id(), std::move(changes), shard(), std::move(done));
 }
 
 core::StateRecord Session::qos2_record(bool inbound, std::uint16_t packet_id) {

@@ -120,9 +120,9 @@ class Session : public net::Connection {
   void publish_will_now();
   // Detaches every consumer; `done` once the core has them all removed.
   void detach_all(std::function<void()> done);
-  // A persistent session tells the registry its subscriptions changed (it keeps the record);
-  // `done` once recorded (at once when not persistent).
-  void save_subscriptions(std::function<void()> done = nullptr);
+  // A persistent session tells the registry which subscriptions changed (it keeps their
+  // records); `done` once recorded (at once when not persistent or nothing changed).
+  void save_subscriptions(std::vector<SubscriptionChange> changes, std::function<void()> done = nullptr);
   // A persistent session keeps its half-done QoS 2 exchanges in the store (`$mqtt-qos2`).
   core::StateRecord qos2_record(bool inbound, std::uint16_t packet_id);
   void drop_qos2_record(std::unordered_map<std::uint16_t, core::MessageId>& records, std::uint16_t packet_id);

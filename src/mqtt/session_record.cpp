@@ -8,6 +8,9 @@ namespace carrier::mqtt {
 namespace {
 
 constexpr std::string_view kFormat = "1";
+// Session records: "1" with their subscriptions inside, "2" without (they have their own).
+constexpr std::string_view kSessionFormatLegacy = "1";
+constexpr std::string_view kSessionFormat = "2";
 
 // Will records: the will's own properties come first, these three last.
 constexpr std::string_view kWillClient = "mqtt-will-client";
@@ -32,6 +35,33 @@ std::optional<T> take_number(std::string_view& text) {
   return v;
 }
 
+// A subscription as one property value: "<qos> <no-local> <retain-as-published>
+// <retain-handling> <identifier> <filter>", the filter last (it may hold spaces).
+std::string subscription_text(const std::string& filter, const SubscriptionOptions& o) {
+  return std::to_string(o.qos) + ' ' + (o.no_local ? '1' : '0') + ' ' + (o.retain_as_published ? '1' : '0') + ' ' +
+         std::to_string(o.retain_handling) + ' ' + std::to_string(o.identifier) + ' ' + filter;
+}
+
+struct ParsedSubscription {
+  std::string filter;
+  SubscriptionOptions options;
+};
+
+std::optional<ParsedSubscription> parse_subscription(std::string_view rest) {
+  auto qos = take_number<unsigned>(rest);
+  auto no_local = take_number<unsigned>(rest);
+  auto rap = take_number<unsigned>(rest);
+  auto handling = take_number<unsigned>(rest);
+  auto identifier = take_number<std::uint32_t>(rest);
+  if (!qos || *qos > 2 || !no_local || *no_local > 1 || !rap || *rap > 1 || !handling || *handling > 2 ||
+      !identifier || rest.empty()) {
+    return std::nullopt;
+  }
+  return ParsedSubscription{std::string(rest),
+                            SubscriptionOptions{static_cast<std::uint8_t>(*qos), *no_local == 1, *rap == 1, *identifier,
+                                                static_cast<std::uint8_t>(*handling)}};
+}
+
 core::MessagePtr record_message(std::string_view queue, core::MessageId id, std::int64_t now_ms,
                                 core::Properties props) {
   auto m = std::make_shared<core::Message>();
@@ -53,17 +83,15 @@ std::optional<std::int64_t> SessionRecord::deadline_ms(std::int64_t now_ms) cons
 
 core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std::int64_t now_ms) {
   core::Properties p;
-  p.emplace_back("format", kFormat);
+  const bool legacy = r.format == 1;
+  p.emplace_back("format", legacy ? kSessionFormatLegacy : kSessionFormat);
   p.emplace_back("client-id", r.client_id);
   p.emplace_back("protocol-level", std::to_string(r.protocol_level));
   p.emplace_back("expiry", std::to_string(r.expiry_seconds));
   p.emplace_back("away-since", std::to_string(r.away_since_ms));
-  // One property per subscription: "<qos> <no-local> <retain-as-published> <retain-handling>
-  // <identifier> <filter>", the filter last (it may hold spaces).
-  for (const auto& [filter, o] : r.subscriptions) {
-    p.emplace_back("sub", std::to_string(o.qos) + ' ' + (o.no_local ? '1' : '0') + ' ' +
-                              (o.retain_as_published ? '1' : '0') + ' ' + std::to_string(o.retain_handling) + ' ' +
-                              std::to_string(o.identifier) + ' ' + filter);
+  // Format 1 (tests, and what earlier releases wrote): one property per subscription.
+  if (legacy) {
+    for (const auto& [filter, o] : r.subscriptions) p.emplace_back("sub", subscription_text(filter, o));
   }
   return record_message(kSessionsQueue, id, now_ms, std::move(p));
 }
@@ -73,7 +101,13 @@ std::optional<SessionRecord> decode_session(const core::Message& m) {
   bool format = false, client = false, expiry = false;
   for (const auto& [k, v] : m.properties) {
     if (k == "format") {
-      if (v != kFormat) return std::nullopt;
+      if (v == kSessionFormatLegacy) {
+        r.format = 1;
+      } else if (v == kSessionFormat) {
+        r.format = 2;
+      } else {
+        return std::nullopt;
+      }
       format = true;
     } else if (k == "client-id") {
       r.client_id = v;
@@ -92,22 +126,44 @@ std::optional<SessionRecord> decode_session(const core::Message& m) {
       if (!n || *n < 0) return std::nullopt;
       r.away_since_ms = *n;
     } else if (k == "sub") {
-      std::string_view rest = v;
-      auto qos = take_number<unsigned>(rest);
-      auto no_local = take_number<unsigned>(rest);
-      auto rap = take_number<unsigned>(rest);
-      auto handling = take_number<unsigned>(rest);
-      auto identifier = take_number<std::uint32_t>(rest);
-      if (!qos || *qos > 2 || !no_local || *no_local > 1 || !rap || *rap > 1 || !handling || *handling > 2 ||
-          !identifier || rest.empty()) {
-        return std::nullopt;
-      }
-      r.subscriptions[std::string(rest)] = SubscriptionOptions{static_cast<std::uint8_t>(*qos), *no_local == 1,
-                                                               *rap == 1, *identifier,
-                                                               static_cast<std::uint8_t>(*handling)};
+      auto sub = parse_subscription(v);
+      if (!sub) return std::nullopt;
+      r.subscriptions[std::move(sub->filter)] = sub->options;
     }
   }
   if (!format || !client || !expiry) return std::nullopt;
+  // Format 2 keeps its subscriptions in records of their own.
+  if (r.format == 2 && !r.subscriptions.empty()) return std::nullopt;
+  return r;
+}
+
+core::MessagePtr encode_subscription(const SubscriptionRecord& r, core::MessageId id, std::int64_t now_ms) {
+  core::Properties p;
+  p.emplace_back("format", kFormat);
+  p.emplace_back("client-id", r.client_id);
+  p.emplace_back("sub", subscription_text(r.filter, r.options));
+  return record_message(kSubscriptionsQueue, id, now_ms, std::move(p));
+}
+
+std::optional<SubscriptionRecord> decode_subscription(const core::Message& m) {
+  SubscriptionRecord r;
+  bool format = false, client = false, sub = false;
+  for (const auto& [k, v] : m.properties) {
+    if (k == "format") {
+      if (v != kFormat) return std::nullopt;
+      format = true;
+    } else if (k == "client-id") {
+      r.client_id = v;
+      client = true;
+    } else if (k == "sub") {
+      auto parsed = parse_subscription(v);
+      if (!parsed || sub) return std::nullopt;
+      r.filter = std::move(parsed->filter);
+      r.options = parsed->options;
+      sub = true;
+    }
+  }
+  if (!format || !client || !sub) return std::nullopt;
   return r;
 }
 

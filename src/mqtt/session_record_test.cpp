@@ -11,8 +11,10 @@ constexpr std::int64_t kNow = 1'700'000'000'000;
 
 core::MessageId id(std::uint64_t n) { return core::MessageId{1, n}; }
 
+// A format 1 record, as earlier releases wrote them (subscriptions inside).
 SessionRecord sample() {
   SessionRecord r;
+  r.format = 1;
   r.client_id = "dev:1 %x";
   r.protocol_level = 5;
   r.expiry_seconds = 300;
@@ -51,7 +53,8 @@ TEST(SessionRecord, BadRecordsAreRefused) {
     }
     return decode_session(m);
   };
-  EXPECT_FALSE(with("format", "2"));
+  EXPECT_FALSE(with("format", "2"));  // format 2 holds no subscriptions
+  EXPECT_FALSE(with("format", "3"));
   EXPECT_FALSE(with("expiry", "-1"));
   EXPECT_FALSE(with("expiry", "12x"));
   EXPECT_FALSE(with("protocol-level", "9"));
@@ -70,6 +73,51 @@ TEST(SessionRecord, BadRecordsAreRefused) {
   core::Message extra = *good;
   extra.properties.emplace_back("later", "x");
   EXPECT_TRUE(decode_session(extra));
+}
+
+TEST(SessionRecord, Format2HasNoSubscriptions) {
+  SessionRecord r = sample();
+  r.format = 2;
+  r.subscriptions.clear();
+  auto m = encode_session(r, id(2), kNow);
+  for (const auto& [k, v] : m->properties) EXPECT_NE(k, "sub");
+  auto back = decode_session(*m);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, r);
+  // A format 1 record still reads, subscriptions included (earlier releases wrote them).
+  auto legacy = decode_session(*encode_session(sample(), id(1), kNow));
+  ASSERT_TRUE(legacy);
+  EXPECT_EQ(legacy->format, 1);
+  EXPECT_EQ(legacy->subscriptions.size(), 3u);
+}
+
+TEST(SubscriptionRecord, RoundTripAndBadOnes) {
+  SubscriptionRecord r{"dev:1 %x", "with space/+/#", SubscriptionOptions{2, true, false, 268435455, 1}};
+  auto m = encode_subscription(r, id(4), kNow);
+  EXPECT_EQ(m->destination.name, kSubscriptionsQueue);
+  EXPECT_EQ(m->id, id(4));
+  EXPECT_TRUE(m->persistent);
+  auto back = decode_subscription(*m);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, r);
+  auto with = [&](std::string_view key, std::string value) {
+    core::Message c = *m;
+    for (auto& [k, v] : c.properties) {
+      if (k == key) v = value;
+    }
+    return decode_subscription(c);
+  };
+  EXPECT_FALSE(with("format", "2"));
+  EXPECT_FALSE(with("sub", "3 0 0 0 0 a"));
+  EXPECT_FALSE(with("sub", "1 0 0 0 0 "));
+  core::Message twice = *m;
+  twice.properties.emplace_back("sub", "1 0 0 0 0 b");
+  EXPECT_FALSE(decode_subscription(twice));
+  core::Message missing = *m;
+  missing.properties.erase(missing.properties.begin() + 1);  // client-id
+  EXPECT_FALSE(decode_subscription(missing));
+  // Not a session record, and a session record is not one of these.
+  EXPECT_FALSE(decode_session(*m));
 }
 
 TEST(WillRecord, RoundTripKeepsTheWillAsItWas) {

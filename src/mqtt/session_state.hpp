@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct SubscriptionOptions {
   std::uint8_t retain_handling = 0;
 
   bool operator==(const SubscriptionOptions&) const = default;
+};
+
+// One change to a session's subscriptions, as the client registry records it.
+struct SubscriptionChange {
+  std::string filter;
+  std::optional<SubscriptionOptions> options;  // nullopt: unsubscribed
 };
 
 // The part of a session that outlives its connection when the session persists: which filters

@@ -1,5 +1,7 @@
 #include "mqtt/topic_map.hpp"
 
+#include <algorithm>
+
 #include "mqtt/codec/data_types.hpp"
 #include "mqtt/codec/topic_syntax.hpp"
 
@@ -89,6 +91,11 @@ CoreFilters to_core_filters(std::string_view mqtt_filter) {
     out.parent = out.main.substr(0, out.main.size() - 2);
   }
   return out;
+}
+
+bool exceeds_levels(std::string_view topic, std::size_t max_levels) {
+  if (topic.size() < max_levels) return false;
+  return static_cast<std::size_t>(std::count(topic.begin(), topic.end(), '/')) >= max_levels;
 }
 
 bool starts_with_wildcard(std::string_view mqtt_filter) {

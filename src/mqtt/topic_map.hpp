@@ -29,6 +29,10 @@ struct CoreFilters {
 };
 CoreFilters to_core_filters(std::string_view mqtt_filter);
 
+// Whether a topic name or filter has more than `max_levels` '/'-separated levels. O(1) for one
+// shorter than `max_levels` bytes (it cannot have more levels than bytes + 1), as most are.
+bool exceeds_levels(std::string_view topic, std::size_t max_levels);
+
 // Whether the filter's first level is a wildcard: such filters do not match topics starting
 // with `$` (MQTT 4.7.2), which core's `*` and `>` would.
 bool starts_with_wildcard(std::string_view mqtt_filter);

@@ -102,5 +102,19 @@ TEST(TopicMap, ReplyTo) {
   EXPECT_FALSE(to_response_topic("a/#"));
 }
 
+TEST(TopicMap, Levels) {
+  EXPECT_FALSE(exceeds_levels("a", 1));
+  EXPECT_TRUE(exceeds_levels("a/b", 1));
+  EXPECT_FALSE(exceeds_levels("a/b/c", 3));
+  EXPECT_TRUE(exceeds_levels("a/b/c/d", 3));
+  EXPECT_TRUE(exceeds_levels("//", 2));  // empty levels count
+  EXPECT_FALSE(exceeds_levels("//", 3));
+  EXPECT_FALSE(exceeds_levels("abcdefgh", 3));  // long, one level
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "x/";
+  EXPECT_TRUE(exceeds_levels(deep, 128));
+  EXPECT_FALSE(exceeds_levels(deep, 201));
+}
+
 }  // namespace
 }  // namespace carrier::mqtt
