@@ -49,7 +49,8 @@ void Queue::push_ready(Entry entry) {
   // Consumers that refused what was around it have not seen this one (or saw it before a
   // consumer that has since left took it): they are offered it again.
   const std::size_t p = priority_index(*entry.message);
-  for (auto& c : consumers_) {
+  for (auto& held : consumers_) {
+    auto& c = *held;
     if (!c.ref.selector || entry.seq >= c.refused_below[p]) continue;
     if (c.returned.size() < ConsumerState::kMaxReturned) {
       c.returned.push_back({p, entry.seq});
@@ -170,7 +171,7 @@ std::size_t Queue::choose_selective(const Entry& e, std::size_t lane) const {
   const std::size_t n = consumers_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t idx = (round_robin_ + i) % n;
-    const auto& c = consumers_[idx];
+    const auto& c = *consumers_[idx];
     if (!c.has_credit()) continue;
     if (c.ref.selector && c.refused(lane, e.seq)) continue;
     if (accepts(c, *e.message)) return idx;
@@ -243,7 +244,8 @@ void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vec
   }
   // A consumer that still has credit had it all along (credit only shrinks here) and was offered
   // every entry of this lane it had not refused before: nothing of the lane is pending for it.
-  for (auto& c : consumers_) {
+  for (auto& held : consumers_) {
+    auto& c = *held;
     if (!c.has_credit() || c.returned.empty()) continue;
     std::erase_if(c.returned, [p](const ConsumerState::Returned& r) { return r.lane == p; });
   }
@@ -256,7 +258,8 @@ void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vec
 
 std::uint64_t Queue::next_unrefused(std::size_t p, std::uint64_t from) const {
   std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
-  for (const auto& c : consumers_) {
+  for (const auto& held : consumers_) {
+    const auto& c = *held;
     if (!c.has_credit()) continue;
     if (!c.ref.selector) return from;
     next = std::min(next, std::max(from, c.refused_below[p]));
@@ -282,7 +285,8 @@ bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
   if (idx == consumers_.size()) {
     // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
     // them also refused every entry it was offered since its refused_below).
-    for (auto& c : consumers_) {
+    for (auto& held : consumers_) {
+      auto& c = *held;
       if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
     }
     return false;
