@@ -34,6 +34,7 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
   auto [ins, _] = queues_.emplace(key, std::move(q));
+  watch_attach_new(key, ins->second);  // future queues of wildcard subscriptions
   return ins->second;
 }
 
@@ -181,6 +182,7 @@ void Broker::owner_delete(std::string key, Completion done) {
   for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
   store::Batch batch;
   release(key, oq.stored, gone, batch);
+  watch_drop_queue(key, oq);
   queues_.erase(it);
   if (batch.empty()) {
     if (done) done(ok());
@@ -384,7 +386,8 @@ void Broker::sweep() {
     auto d = Destination::from_key(key);
     if (!d) continue;
     const auto& policy = policy_for(*d);
-    if (policy.idle_expiry_ms != 0 && oq.queue->consumer_count() == 0 &&
+    // Wildcard subscriptions' children do not keep a queue alive: it is re-attached if recreated.
+    if (policy.idle_expiry_ms != 0 && only_watched(oq) &&
         now - oq.queue->last_activity_ms() >= static_cast<std::int64_t>(policy.idle_expiry_ms)) {
       idle.push_back(key);
     }
@@ -397,6 +400,7 @@ void Broker::sweep() {
     std::vector<MessagePtr> gone;
     for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
     release(key, it->second.stored, gone, batch);
+    watch_drop_queue(key, it->second);
     queues_.erase(it);
   }
   finish_dead_letters(std::move(batch), std::move(moved));
