@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from helpers.raw_stomp import RawStomp, assert_broker_works, expect_error_and_close
+from helpers.reliable import now_ms, wait_clock_past
 from helpers.wait import assert_stays, wait_for
 
 
@@ -198,3 +199,46 @@ def test_wildcards_where_they_are_not_allowed_are_refused(broker, frame, destina
         error = expect_error_and_close(raw)
     assert error.header("receipt-id") == "r", error
     assert_broker_works(broker.port)
+
+
+def test_transaction_ack_and_abort_across_the_queues(broker, stomp_client):
+    p = prefix()
+    consumer = stomp_client(broker)
+    consumer.subscribe(f"/queue/{p}.*", ack="client-individual")
+    producer = stomp_client(broker)
+    producer.send(f"/queue/{p}.a", "a")
+    producer.send(f"/queue/{p}.b", "b")
+    messages = {m.body: m for m in consumer.wait_messages(2)}
+    # Aborted: both stay delivered and unacknowledged, ACKable again with the same ack ids.
+    consumer.frame("BEGIN", {"transaction": "t1"})
+    consumer.ack(messages["a"], transaction="t1")
+    consumer.ack(messages["b"], transaction="t1")
+    consumer.frame("ABORT", {"transaction": "t1"})
+    consumer.frame("BEGIN", {"transaction": "t2"})
+    consumer.ack(messages["a"], transaction="t2")
+    consumer.ack(messages["b"], transaction="t2")
+    consumer.frame("COMMIT", {"transaction": "t2"})
+    consumer.disconnect()
+    again = stomp_client(broker)
+    again.subscribe(f"/queue/{p}.*")
+    assert_stays(lambda: again.count() == 0, message="committed acks stay acked")
+
+
+def test_idle_queue_freed_under_a_wildcard_subscriber_is_watched_again(broker_factory, stomp_client):
+    # An empty queue whose only consumer is a wildcard subscription may be freed when idle; a
+    # later send creates it again, and the subscription consumes it again.
+    broker = broker_factory(config="[core]\nsweep_interval_ms = 50\n\n[[policy]]\nmatch = \"queue:gc.>\"\n"
+                                   "idle_expiry_ms = 100\n")
+    p = "gc." + prefix()
+    consumer = stomp_client(broker)
+    consumer.subscribe(f"/queue/{p}.*", ack="client-individual")
+    producer = stomp_client(broker)
+    producer.send(f"/queue/{p}.a", "first")
+    first = consumer.wait_messages(1)[0]
+    consumer.ack(first)
+    # Several idle periods and sweeps go by (the broker measures them on the same clock).
+    wait_clock_past(now_ms() + 600)
+    producer.send(f"/queue/{p}.a", "second")
+    got = consumer.wait_messages(2)
+    assert [m.body for m in got] == ["first", "second"]
+    consumer.ack(got[1])

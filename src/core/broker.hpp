@@ -304,8 +304,8 @@ class Broker {
   void watch_attached(ConsumerId parent, ConsumerId child, std::string key, ShardId owner,
                       std::shared_ptr<Consumer> consumer);
   void watch_detached(ConsumerId parent, ConsumerId child, std::shared_ptr<Consumer> consumer);
-  // A queue whose only consumers are watchers' children and that holds nothing unacked: it may be
-  // freed when idle like one without consumers (re-attached when recreated).
+  // A queue without consumers, or empty with only watchers' children attached: it may be freed
+  // when idle (the children are attached again if it is recreated).
   static bool only_watched(const OwnedQueue& oq);
 
   // ---- topics (broker_topics.cpp)

@@ -165,7 +165,8 @@ void Broker::watch_detached(ConsumerId parent, ConsumerId child, std::shared_ptr
 }
 
 bool Broker::only_watched(const OwnedQueue& oq) {
-  return oq.queue->consumer_count() == oq.watch_children.size() && oq.queue->unacked() == 0;
+  if (oq.queue->consumer_count() == 0) return true;
+  return oq.queue->consumer_count() == oq.watch_children.size() && oq.queue->depth() == 0 && oq.queue->unacked() == 0;
 }
 
 }  // namespace carrier::core

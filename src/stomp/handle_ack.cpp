@@ -129,18 +129,23 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  // The receipt waits for every part; the first failure is reported.
-  auto remaining = std::make_shared<std::size_t>(by_consumer.size());
-  auto failed = std::make_shared<bool>(false);
-  auto done = [weak, receipt, remaining, failed](Status st) {
+  // Several parts (a wildcard subscription): the receipt waits for all, the first failure is
+  // reported. One part needs no count.
+  struct Parts {
+    std::size_t remaining;
+    bool failed = false;
+  };
+  auto parts = by_consumer.size() > 1 ? std::make_shared<Parts>(Parts{by_consumer.size()}) : nullptr;
+  auto done = [weak, receipt, parts](Status st) {
     auto self = weak.lock();
-    if (!self || self->is_closing() || *failed) return;
+    if (!self || self->is_closing() || (parts && parts->failed)) return;
     if (!st) {
-      *failed = true;
+      if (parts) parts->failed = true;
       self->fail("acknowledgement not stored", st.error().to_string());
       return;
     }
-    if (--*remaining == 0 && !receipt.empty()) self->send_receipt(receipt);
+    if (parts && --parts->remaining != 0) return;
+    if (!receipt.empty()) self->send_receipt(receipt);
   };
   for (auto& [consumer, tags] : by_consumer) {
     if (is_ack) {
