@@ -864,6 +864,32 @@ TEST_F(BrokerTest, IdleQueueWithOnlyWildcardChildrenIsFreedAndReattachedWhenRecr
   EXPECT_FALSE(c->unannounced);
 }
 
+TEST_F(BrokerTest, WildcardUnsubscribedBeforeItsAttachNoticesLeavesNoChildren) {
+  for (std::uint32_t shard = 0; shard < kShards; ++shard) {
+    on(shard, [&](Broker& b) { b.send({make("m" + std::to_string(shard), queue_named("race.q" + std::to_string(shard)))}, nullptr); });
+  }
+  auto c = std::make_shared<WatchCollector>();
+  bool removed = false;
+  // SUBSCRIBE and UNSUBSCRIBE before any other shard has run: the notices find no parent.
+  ex_.on(ShardId(1), [&] {
+    auto id = *brokers_[1]->subscribe({queue_named("race.*"), AckMode::client, 5, c}, nullptr);
+    brokers_[1]->unsubscribe(id, [&](Status st) { removed = st.has_value(); });
+  });
+  ex_.drain();
+  EXPECT_TRUE(removed);
+  EXPECT_TRUE(c->children.empty());
+  // Deliveries that were on their way name children the session never knew (it drops them); the
+  // queues took them back: they are all still there for an ordinary consumer.
+  auto plain = std::make_shared<Collector>();
+  for (std::uint32_t i = 0; i < kShards; ++i) {
+    on(0, [&](Broker& b) { (void)b.subscribe({queue_named("race.q" + std::to_string(i)), AckMode::auto_ack, 0, plain}, nullptr); });
+  }
+  EXPECT_EQ(plain->got.size(), kShards);
+  std::size_t unacked = 0;
+  for (auto& b : brokers_) unacked += b->stats().messages_unacked;
+  EXPECT_EQ(unacked, kShards);  // with the plain consumer, none with a vanished child
+}
+
 TEST_F(BrokerTest, WildcardsOnQueuesOnlyWhenSubscribing) {
   EXPECT_FALSE(brokers_[0]->check_destination(queue_named("orders.*"), false));
   EXPECT_TRUE(brokers_[0]->check_destination(queue_named("orders.*"), true));
