@@ -114,7 +114,16 @@ Status Broker::check_destination(const Destination& d, bool for_subscribe) const
     return ok();
   }
   if (DestinationTree::has_wildcards(d.name)) {
-    return unexpected(Errc::invalid_argument, "wildcards are not supported on queues: '" + d.name + "'");
+    // A wildcard queue subscription watches every matching queue (ActiveMQ); nothing else may.
+    if (!for_subscribe || d.kind != DestinationKind::queue) {
+      return unexpected(Errc::invalid_argument, d.kind == DestinationKind::queue
+                                                    ? "wildcards are only allowed when subscribing: '" + d.name + "'"
+                                                    : "wildcards are not supported on temporary queues: '" + d.name + "'");
+    }
+    if (!DestinationTree::is_valid_filter(d.name)) {
+      return unexpected(Errc::invalid_argument, "invalid queue filter '" + d.name + "'");
+    }
+    return ok();
   }
   if (!options_.auto_create && d.kind == DestinationKind::queue && !configured_queues_.contains(d.name)) {
     return unexpected(Errc::not_found, "queue '" + d.name + "' does not exist and auto_create is off");
@@ -406,6 +415,9 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
   if (request.destination.kind == DestinationKind::topic && !request.subscription_name.empty()) {
     return subscribe_named(std::move(request), std::move(ref), std::move(done));
   }
+  if (request.destination.kind == DestinationKind::queue && DestinationTree::has_wildcards(request.destination.name)) {
+    return subscribe_watcher(std::move(request), std::move(ref), std::move(done));
+  }
   SubscriptionInfo info;
   info.destination = request.destination;
   if (request.destination.kind == DestinationKind::topic) {
@@ -450,6 +462,10 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
   }
   SubscriptionInfo info = std::move(it->second);
   subscriptions_.erase(it);
+  if (info.watcher) {
+    unsubscribe_watcher(id, std::move(info), std::move(done));
+    return;
+  }
   if (info.topic_private) {
     auto sub = topic_subscriptions_.find(id);
     std::string filter = sub->second.filter;

@@ -34,7 +34,10 @@ class Selector;
 using Completion = std::function<void(Status)>;
 
 struct SubscribeRequest {
-  Destination destination;      // a queue, or a topic filter (wildcards allowed)
+  // A queue, or a topic filter (wildcards allowed). A queue filter (`orders.*`, `orders.>`)
+  // consumes from every matching queue, existing and future: one child consumer per queue
+  // (see Consumer::attached), each with its own prefetch and the selector.
+  Destination destination;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 0;   // 0: the default for the ack mode
   std::shared_ptr<Consumer> consumer;
@@ -209,6 +212,15 @@ class Broker {
     ShardId owner;               // queue and named subscriptions: the queue's shard
     std::string queue_key;       // queue and named subscriptions: the queue's key
     std::string subscription_name;
+    std::vector<ConsumerId> children;  // a queue watcher (wildcard queue subscription): its children
+    bool watcher = false;
+  };
+
+  // A wildcard queue subscription as each shard keeps it (broker_watchers.cpp).
+  struct Watcher {
+    std::string filter;
+    ConsumerRef ref;                 // id: the parent's
+    std::vector<std::string> keys;   // queues owned here it is attached to
   };
 
   struct OwnedQueue {
@@ -220,6 +232,7 @@ class Broker {
     std::uint64_t incarnation = 0;  // tells a queue from one re-created under the same key
     const DestinationPolicy* block_policy = nullptr;  // a queue whose overflow is `block`
     bool blocked = false;                             // marked in pressure_
+    std::vector<std::pair<ConsumerId, ConsumerId>> watch_children;  // (parent, child) attached here
   };
   using OwnedQueues = std::unordered_map<std::string, OwnedQueue>;
 
@@ -311,6 +324,24 @@ class Broker {
   void update_pressure(const std::string& key, OwnedQueue& oq);
   void clear_pressure(const std::string& key, OwnedQueue& oq);
 
+  // ---- queue watchers: wildcard queue subscriptions (broker_watchers.cpp)
+  Result<ConsumerId> subscribe_watcher(SubscribeRequest request, ConsumerRef ref, Completion done);
+  void unsubscribe_watcher(ConsumerId id, SubscriptionInfo info, Completion done);
+  void watch_add(std::string filter, ConsumerRef ref);
+  void watch_remove(ConsumerId parent);
+  // Attaches the matching watchers to a queue owned here (new, or existing when one subscribes).
+  void watch_attach(const std::string& key, OwnedQueue& oq, const Watcher& w);
+  void watch_attach_new(const std::string& key, OwnedQueue& oq);
+  // The queue `key` is being freed: its children are told.
+  void watch_drop_queue(const std::string& key, OwnedQueue& oq);
+  // On the parent's home: a child was attached or dropped by `owner`.
+  void watch_attached(ConsumerId parent, ConsumerId child, std::string key, ShardId owner,
+                      std::shared_ptr<Consumer> consumer);
+  void watch_detached(ConsumerId parent, ConsumerId child, std::shared_ptr<Consumer> consumer);
+  // A queue without consumers, or empty with only watchers' children attached: it may be freed
+  // when idle (the children are attached again if it is recreated).
+  static bool only_watched(const OwnedQueue& oq);
+
   // ---- topics (broker_topics.cpp)
   void index_add(std::string filter, TopicSubscriber subscriber);
   void index_remove(std::string filter, ConsumerId id);
@@ -360,6 +391,8 @@ class Broker {
   std::unordered_map<std::string, std::deque<std::function<void(Completion)>>> holder_ops_;  // owner: by name
   std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
   DestinationTree topic_index_;                                      // replica: every topic subscription
+  DestinationTree watch_index_;                                      // replica: every queue watcher's filter
+  std::unordered_map<ConsumerId, Watcher> watchers_;                 // replica: by parent id
   Schedule schedule_;
   std::int64_t armed_due_ = INT64_MAX;
   std::uint64_t next_consumer_ = 1;

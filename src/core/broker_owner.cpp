@@ -56,10 +56,12 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   }
   auto [ins, _] = queues_.emplace(key, std::move(q));
   account(kQueueOverheadBytes);
+  watch_attach_new(key, ins->second);  // future queues of wildcard subscriptions
   return ins->second;
 }
 
 void Broker::drop_queue(OwnedQueues::iterator it) {
+  watch_drop_queue(it->first, it->second);  // wildcard subscriptions re-attach if it comes back
   clear_pressure(it->first, it->second);
   queues_.erase(it);
   account(-kQueueOverheadBytes);
@@ -69,7 +71,8 @@ bool Broker::collectable(const std::string& key, const OwnedQueue& oq) const {
   if (!starts_with(key, kQueuePrefix) || !oq.subscription_name.empty()) return false;
   // No consumer means no unacked delivery either: those belong to consumers.
   const Queue& q = *oq.queue;
-  if (q.depth() != 0 || q.consumer_count() != 0 || oq.delayed != 0) return false;
+  // Wildcard queue subscriptions' children alone do not keep it: they re-attach if it comes back.
+  if (q.depth() != 0 || !only_watched(oq) || oq.delayed != 0) return false;
   return !configured_queues_.contains(key.substr(kQueuePrefix.size()));
 }
 
@@ -473,7 +476,8 @@ void Broker::sweep() {
     auto d = Destination::from_key(key);
     if (!d) continue;
     const auto& policy = policy_for(*d);
-    if (policy.idle_expiry_ms != 0 && oq.queue->consumer_count() == 0 &&
+    // Wildcard subscriptions' children do not keep a queue alive: it is re-attached if recreated.
+    if (policy.idle_expiry_ms != 0 && only_watched(oq) &&
         now - oq.queue->last_activity_ms() >= static_cast<std::int64_t>(policy.idle_expiry_ms)) {
       idle.push_back(key);
     }

@@ -38,6 +38,11 @@ class Consumer {
   // The consumer now holds these deliveries until it acks or nacks them, or is removed (then the
   // queue takes them back itself). A consumer that has already closed drops them silently.
   virtual void deliver(ConsumerId id, std::vector<Delivery> batch) = 0;
+  // A wildcard queue subscription `parent` now consumes one more queue as `child`: deliveries
+  // from that queue come as `child`, and acks name `child`. Called before its first delivery.
+  virtual void attached(ConsumerId /*parent*/, ConsumerId /*child*/) {}
+  // The child's queue is gone (freed idle); nothing of it is held.
+  virtual void detached(ConsumerId /*parent*/, ConsumerId /*child*/) {}
 };
 
 namespace selector {

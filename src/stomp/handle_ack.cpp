@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -6,7 +7,8 @@
 
 namespace carrier::stomp {
 
-Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& frame, Subscription*& sub) {
+Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& frame, Subscription*& sub,
+                                                            std::vector<std::uint64_t>& numbers) {
   sub = nullptr;
   const bool is_ack_frame = frame.command == codec::Command::ack;
   std::uint64_t tag = 0;
@@ -44,8 +46,8 @@ Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& 
     named = *message_id;
     const auto* sub_id = frame.header("subscription");
     auto search = [&](Subscription& s) {
-      for (const auto& [t, m] : s.unacked) {
-        if (m->id.to_string() == *message_id) {
+      for (const auto& [t, p] : s.unacked) {
+        if (p.message->id.to_string() == *message_id) {
           sub = &s;
           tag = t;
           return true;
@@ -68,11 +70,15 @@ Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& 
   if (sub->ack_mode == core::AckMode::client) {
     // Cumulative: this delivery and every earlier one of the subscription.
     auto end = sub->unacked.upper_bound(tag);
-    for (auto it = sub->unacked.begin(); it != end; ++it) refs.push_back({sub->consumer, it->first, it->second});
+    for (auto it = sub->unacked.begin(); it != end; ++it) {
+      refs.push_back({it->second.consumer, it->second.tag, it->second.message});
+      numbers.push_back(it->first);
+    }
     sub->unacked.erase(sub->unacked.begin(), end);
   } else {
     auto it = sub->unacked.find(tag);
-    refs.push_back({sub->consumer, it->first, it->second});
+    refs.push_back({it->second.consumer, it->second.tag, it->second.message});
+    numbers.push_back(it->first);
     sub->unacked.erase(it);
   }
   return refs;
@@ -84,7 +90,8 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     return;
   }
   Subscription* sub = nullptr;
-  auto refs = resolve_ack(frame, sub);
+  std::vector<std::uint64_t> numbers;
+  auto refs = resolve_ack(frame, sub, numbers);
   if (!refs) {
     // A missing header is a malformed frame, not an unknown message: say which one.
     if (refs.error().code == Errc::invalid_argument) {
@@ -110,29 +117,46 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     if (!admit_to_transaction(it, 0, refs->size(), frame)) return;
     auto& target = is_ack ? it->second.work.acks : it->second.work.nacks;
     target.insert(target.end(), refs->begin(), refs->end());
+    auto& held = is_ack ? it->second.ack_numbers : it->second.nack_numbers;
+    held.insert(held.end(), numbers.begin(), numbers.end());
     maybe_receipt(frame);
     return;
   }
-  std::vector<std::uint64_t> tags;
-  tags.reserve(refs->size());
-  for (const auto& r : *refs) tags.push_back(r.tag);
+  // Per consumer: one, except a wildcard subscription's cumulative ack spanning several queues.
+  std::vector<std::pair<core::ConsumerId, std::vector<std::uint64_t>>> by_consumer;
+  for (const auto& r : *refs) {
+    auto at = std::find_if(by_consumer.begin(), by_consumer.end(), [&](const auto& e) { return e.first == r.consumer; });
+    if (at == by_consumer.end()) at = by_consumer.insert(by_consumer.end(), {r.consumer, {}});
+    at->second.push_back(r.tag);
+  }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
   auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  auto done = [weak, receipt](Status st) {
+  // Several parts (a wildcard subscription): the receipt waits for all, the first failure is
+  // reported. One part needs no count.
+  struct Parts {
+    std::size_t remaining;
+    bool failed = false;
+  };
+  auto parts = by_consumer.size() > 1 ? std::make_shared<Parts>(Parts{by_consumer.size()}) : nullptr;
+  auto done = [weak, receipt, parts](Status st) {
     auto self = weak.lock();
-    if (!self || self->is_closing()) return;
+    if (!self || self->is_closing() || (parts && parts->failed)) return;
     if (!st) {
+      if (parts) parts->failed = true;
       self->fail("acknowledgement not stored", st.error().to_string());
       return;
     }
+    if (parts && --parts->remaining != 0) return;
     if (!receipt.empty()) self->send_receipt(receipt);
   };
-  if (is_ack) {
-    broker_.ack(sub->consumer, std::move(tags), std::move(done));
-  } else if (requeue) {
-    broker_.nack(sub->consumer, std::move(tags), std::move(done));
-  } else {
-    broker_.reject(sub->consumer, std::move(tags), std::move(done));
+  for (auto& [consumer, tags] : by_consumer) {
+    if (is_ack) {
+      broker_.ack(consumer, std::move(tags), done);
+    } else if (requeue) {
+      broker_.nack(consumer, std::move(tags), done);
+    } else {
+      broker_.reject(consumer, std::move(tags), done);
+    }
   }
 }
 

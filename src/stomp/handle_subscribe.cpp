@@ -223,6 +223,7 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
   // takes them (and everything unacked) back when the consumer is removed.
   const auto consumer = it->second.consumer;
   by_consumer_.erase(consumer);
+  for (auto child : it->second.children) by_consumer_.erase(child);
   subscriptions_.erase(it);
   broker_.unsubscribe(consumer, std::move(remove));
 }

@@ -80,11 +80,14 @@ void Session::abort_transaction(std::unordered_map<std::string, Tx>::iterator it
   // ACKs and NACKs of the aborted transaction are undone: their deliveries stay with their
   // subscription, delivered and unacknowledged, so the client may settle them again (as ActiveMQ
   // and RabbitMQ do). The core never saw them: it still holds them for this consumer.
-  for (const auto* refs : {&it->second.work.acks, &it->second.work.nacks}) {
-    for (const auto& r : *refs) {
+  auto& tx_state = it->second;
+  for (auto [refs, numbers] : {std::pair{&tx_state.work.acks, &tx_state.ack_numbers},
+                               std::pair{&tx_state.work.nacks, &tx_state.nack_numbers}}) {
+    for (std::size_t i = 0; i < refs->size(); ++i) {
+      const auto& r = (*refs)[i];
       auto by = by_consumer_.find(r.consumer);
       if (by == by_consumer_.end()) continue;  // unsubscribed since: the queue took them back
-      if (auto* sub = find_subscription(by->second)) sub->unacked.emplace(r.tag, r.message);
+      if (auto* sub = find_subscription(by->second)) sub->unacked.emplace((*numbers)[i], Pending{r.consumer, r.tag, r.message});
     }
   }
   if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));

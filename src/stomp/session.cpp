@@ -19,6 +19,14 @@ void SubscriptionConsumer::deliver(core::ConsumerId id, std::vector<core::Delive
   if (auto s = session_.lock()) s->deliver(id, std::move(batch));
 }
 
+void SubscriptionConsumer::attached(core::ConsumerId parent, core::ConsumerId child) {
+  if (auto s = session_.lock()) s->attach_child(parent, child);
+}
+
+void SubscriptionConsumer::detached(core::ConsumerId parent, core::ConsumerId child) {
+  if (auto s = session_.lock()) s->detach_child(parent, child);
+}
+
 Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)
     : net::Connection(std::move(socket), shard, "stomp"),
@@ -204,7 +212,7 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
   std::vector<std::uint64_t> dropped;
   for (auto& d : batch) {
     if (held_.empty() && !output_full()) {
-      encode_delivery(sub, d);
+      encode_delivery(sub, id, d);
     } else if (sub.droppable && !d.message->persistent) {
       slow_consumer(sub, dropped, d.tag);
       if (is_closing()) return;
@@ -242,7 +250,7 @@ void Session::drain_held() {
     if (by == by_consumer_.end()) continue;  // unsubscribed: the queue has it back
     auto it = subscriptions_.find(by->second);
     if (it == subscriptions_.end()) continue;
-    encode_delivery(it->second, h.delivery);
+    encode_delivery(it->second, h.consumer, h.delivery);
     h.delivery.message.reset();
   }
   if (held_next_ == held_.size()) {
@@ -252,7 +260,7 @@ void Session::drain_held() {
   flush();
 }
 
-void Session::encode_delivery(Subscription& sub, const core::Delivery& d) {
+void Session::encode_delivery(Subscription& sub, core::ConsumerId id, const core::Delivery& d) {
   char id_text[36];
   char ack_text[48];
   const core::Message& m = *d.message;
@@ -271,8 +279,11 @@ void Session::encode_delivery(Subscription& sub, const core::Delivery& d) {
       break;
     case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
   }
+  // A wildcard subscription numbers its deliveries itself: its children's tags overlap.
+  const bool child = id != sub.consumer;
+  const std::uint64_t number = child ? sub.next_number++ : d.tag;
   if (version_ == codec::Version::v1_2 && sub.ack_mode != core::AckMode::auto_ack) {
-    auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, d.tag);
+    auto r = fmt::format_to_n(ack_text, sizeof ack_text, "{}.{}", sub.number, number);
     w.header("ack", std::string_view(ack_text, r.size));
   }
   // Present on every delivery, as RabbitMQ sends it: clients test it for "false" too.
@@ -288,15 +299,22 @@ void Session::encode_delivery(Subscription& sub, const core::Delivery& d) {
   if (!m.content_type.empty()) w.header("content-type", m.content_type);
   for (const auto& [name, value] : m.properties) w.header(name, value);
   w.finish(m.body ? std::string_view(*m.body) : std::string_view());
-  if (sub.ack_mode == core::AckMode::auto_ack) {
-    sub.staged_auto_acks.push_back(d.tag);
+  if (sub.ack_mode != core::AckMode::auto_ack) {
+    sub.unacked.emplace(number, Pending{id, d.tag, d.message});
+  } else if (child) {
+    sub.staged_child_acks.emplace_back(id, d.tag);
   } else {
-    sub.unacked.emplace(d.tag, d.message);
+    sub.staged_auto_acks.push_back(d.tag);
   }
 }
 
 void Session::on_write_started() {
   for (auto& [id, sub] : subscriptions_) {
+    if (!sub.staged_child_acks.empty()) {
+      sub.writing_child_acks.insert(sub.writing_child_acks.end(), sub.staged_child_acks.begin(),
+                                    sub.staged_child_acks.end());
+      sub.staged_child_acks.clear();
+    }
     if (sub.staged_auto_acks.empty()) continue;
     sub.writing_auto_acks.insert(sub.writing_auto_acks.end(), sub.staged_auto_acks.begin(), sub.staged_auto_acks.end());
     sub.staged_auto_acks.clear();
@@ -307,11 +325,35 @@ void Session::on_write_done() {
   // ack:auto deliveries count as acknowledged once written: that is when credit comes back,
   // so a slow reader slows its queue instead of growing our buffer.
   for (auto& [id, sub] : subscriptions_) {
+    if (!sub.writing_child_acks.empty()) {
+      std::map<core::ConsumerId, std::vector<std::uint64_t>> by_child;
+      for (const auto& [child, tag] : sub.writing_child_acks) by_child[child].push_back(tag);
+      for (auto& [child, tags] : by_child) broker_.ack(child, std::move(tags), nullptr);
+      sub.writing_child_acks.clear();
+    }
     if (sub.writing_auto_acks.empty()) continue;
     broker_.ack(sub.consumer, std::move(sub.writing_auto_acks), nullptr);
     sub.writing_auto_acks.clear();
   }
   if (!held_.empty()) drain_held();
+}
+
+void Session::attach_child(core::ConsumerId parent, core::ConsumerId child) {
+  auto by = by_consumer_.find(parent);
+  if (by == by_consumer_.end()) return;  // unsubscribed: the queues detach the child themselves
+  auto* sub = find_subscription(by->second);
+  if (sub == nullptr) return;
+  sub->children.push_back(child);
+  by_consumer_.emplace(child, sub->id);
+}
+
+void Session::detach_child(core::ConsumerId parent, core::ConsumerId child) {
+  by_consumer_.erase(child);
+  auto by = by_consumer_.find(parent);
+  if (by == by_consumer_.end()) return;
+  if (auto* sub = find_subscription(by->second)) {
+    std::erase(sub->children, child);
+  }
 }
 
 void Session::release_subscriptions() {

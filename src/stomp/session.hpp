@@ -26,6 +26,8 @@ class SubscriptionConsumer : public core::Consumer {
  public:
   explicit SubscriptionConsumer(std::weak_ptr<Session> session) : session_(std::move(session)) {}
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch) override;
+  void attached(core::ConsumerId parent, core::ConsumerId child) override;
+  void detached(core::ConsumerId parent, core::ConsumerId child) override;
 
  private:
   std::weak_ptr<Session> session_;
@@ -48,6 +50,9 @@ class Session : public net::Connection {
 
   void shutdown() override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
+  // A wildcard queue subscription gained (lost) the consumer of one more queue.
+  void attach_child(core::ConsumerId parent, core::ConsumerId child);
+  void detach_child(core::ConsumerId parent, core::ConsumerId child);
   // Who logged in (CONNECT's login, once the authenticator accepted it); empty if anonymous.
   const std::string& user() const { return user_; }
 
@@ -58,7 +63,10 @@ class Session : public net::Connection {
   void on_closed() override;
 
  private:
+  // A client-acked delivery held: which consumer (a wildcard subscription has one per queue)
+  // and its tag there.
   struct Pending {
+    core::ConsumerId consumer;
     std::uint64_t tag;
     core::MessagePtr message;
   };
@@ -70,10 +78,18 @@ class Session : public net::Connection {
     bool automatic = false;         // made for a SEND's reply-to:/temp-queue/ (RabbitMQ)
     core::ConsumerId consumer;
     core::AckMode ack_mode = core::AckMode::auto_ack;
-    std::map<std::uint64_t, core::MessagePtr> unacked;  // by tag: client-acked deliveries held
+    // Client-acked deliveries held, by the subscription's own delivery number (the ack token's
+    // second part): the consumer's tag, except on a wildcard subscription, whose children's tags
+    // overlap. Its order is delivery order, for cumulative acks.
+    std::map<std::uint64_t, Pending> unacked;
     std::vector<std::uint64_t> staged_auto_acks;        // written to out(), not yet on the wire
     std::vector<std::uint64_t> writing_auto_acks;       // in the write under way
     bool droppable = false;  // private topic subscription, ack:auto: the slow-consumer policy applies
+    // Wildcard queue subscriptions: `consumer` is the parent; deliveries come from its children.
+    std::vector<core::ConsumerId> children;
+    std::uint64_t next_number = 1;
+    std::vector<std::pair<core::ConsumerId, std::uint64_t>> staged_child_acks;
+    std::vector<std::pair<core::ConsumerId, std::uint64_t>> writing_child_acks;
   };
   // A delivery that came while the output was over its bound: encoded once writes drain it.
   struct Held {
@@ -88,6 +104,9 @@ class Session : public net::Connection {
     core::Transaction work;
     std::size_t bytes = 0;     // of the buffered sends, counted in the broker's memory gauge
     std::size_t messages = 0;  // sends, acks and nacks buffered
+    // The subscription's number for each of work.acks / work.nacks, to hold them again on ABORT.
+    std::vector<std::uint64_t> ack_numbers;
+    std::vector<std::uint64_t> nack_numbers;
   };
 
   void handle(codec::Frame& frame);
@@ -127,9 +146,11 @@ class Session : public net::Connection {
   // reply-to as written), unless a subscription on it exists.
   void subscribe_reply_queue(const std::string& name, std::string_view spelling);
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
-  Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub);
+  // `numbers` gets the subscription's number of each.
+  Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub,
+                                                     std::vector<std::uint64_t>& numbers);
 
-  void encode_delivery(Subscription& sub, const core::Delivery& d);
+  void encode_delivery(Subscription& sub, core::ConsumerId id, const core::Delivery& d);
   // Encodes held deliveries while the output is under its bound.
   void drain_held();
   // The output is over its bound and a droppable delivery came: drop it or disconnect.
