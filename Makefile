@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: run test build bootstrap unit integration fuzz bench clean
+.PHONY: run test build bootstrap unit integration sanitize fuzz bench clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -19,9 +19,11 @@ build: bootstrap $(BUILD)/build.ninja
 run: build
 	$(BUILD)/carrier serve
 
-# Every test: unit and integration through ctest, then each fuzz target for a bounded time.
+# Every test: unit and integration through ctest, the unit tests again under sanitizers, then
+# each fuzz target for a bounded time.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) sanitize
 	$(MAKE) fuzz
 
 unit: build
@@ -30,6 +32,10 @@ unit: build
 integration: build
 	cd $(BUILD) && ctest --output-on-failure -L integration
 
+# ASan+UBSan over every unit test (build-asan), TSan over core, net, auth and store (build-tsan).
+sanitize: bootstrap
+	JOBS=$(JOBS) scripts/sanitize all
+
 fuzz: bootstrap
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
@@ -37,4 +43,4 @@ bench: build
 	scripts/bench $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

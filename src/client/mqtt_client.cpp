@@ -414,8 +414,7 @@ void MqttClient::spawn(asio::awaitable<void> coroutine, const char* what) {
 }
 
 void MqttClient::append_output(std::string_view bytes) {
-  output_.append(bytes);
-  if (!writing_) writer_wakeup_.cancel();
+  writer_.append(bytes);
 }
 
 asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host, std::uint16_t port) {
@@ -441,37 +440,26 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
 }
 
 asio::awaitable<void> MqttClient::write_loop(MqttClient* self) {
-  std::string batch;
-  for (;;) {
-    if (self->state_.load() == State::closed) co_return;
-    if (self->output_.empty()) {
-      if (self->disconnect_queued_) {
-        // DISCONNECT is written: the goodbye is complete.
-        self->end_connection(Error(Errc::shutting_down, "disconnected"));
-        co_return;
-      }
-      boost::system::error_code ignored;
-      self->writer_wakeup_.expires_at(Clock::time_point::max());
-      co_await self->writer_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      continue;
-    }
-    batch.swap(self->output_);
-    self->writing_ = true;
-    boost::system::error_code ec;
-    co_await asio::async_write(self->socket_, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
-    self->writing_ = false;
-    {
-      std::lock_guard lock(self->mutex_);
-      self->buffered_bytes_ -= batch.size();
-    }
-    self->changed_.notify_all();
-    batch.clear();
-    if (ec) {
-      self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
-      co_return;
-    }
-    self->last_write_ = Clock::now();
-  }
+  const auto ec = co_await self->writer_.run(
+      self->socket_,
+      {.closed = [self] { return self->state_.load() == State::closed; },
+       .drained =
+           [self] {
+             if (!self->disconnect_queued_) return false;
+             // DISCONNECT is written: the goodbye is complete.
+             self->end_connection(Error(Errc::shutting_down, "disconnected"));
+             return true;
+           },
+       .wrote =
+           [self](std::size_t size) {
+             {
+               std::lock_guard lock(self->mutex_);
+               self->buffered_bytes_ -= size;
+             }
+             self->changed_.notify_all();
+             self->last_write_ = Clock::now();
+           }});
+  if (ec) self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
 }
 
 asio::awaitable<void> MqttClient::read_loop(MqttClient* self) {
@@ -722,14 +710,13 @@ void MqttClient::end_connection(const Error& reason) {
   {
     std::lock_guard lock(mutex_);
     end_reason_ = reason;
-    buffered_bytes_ -= output_.size();
+    buffered_bytes_ -= writer_.discard();
   }
-  output_.clear();
   changed_.notify_all();
   boost::system::error_code ignored;
   socket_.close(ignored);
   resolver_.cancel();
-  writer_wakeup_.cancel();
+  writer_.wake();
   tick_timer_.cancel();
   if (connack_) {
     auto done = std::move(*connack_);

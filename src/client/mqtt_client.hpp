@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "client/write_loop.hpp"
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
 #include "net/asio.hpp"
@@ -164,10 +165,8 @@ class MqttClient {
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
   net::tcp::socket socket_{io_};
-  net::asio::steady_timer writer_wakeup_{io_};
   net::asio::steady_timer tick_timer_{io_};
-  std::string output_;
-  bool writing_ = false;
+  WriteLoop writer_{io_};
   bool disconnect_queued_ = false;  // the writer ends the connection once it is written
   Clock::time_point last_read_{};
   Clock::time_point last_write_{};

@@ -520,9 +520,7 @@ void StompClient::submit(std::string bytes, std::string receipt_id,
 }
 
 void StompClient::append_output(std::string_view bytes) {
-  output_.append(bytes);
-  // Wakes the writer if it waits; while it writes, the bytes join the next batch.
-  if (!writing_) writer_wakeup_.cancel();
+  writer_.append(bytes);
 }
 
 asio::awaitable<void> StompClient::run_session(StompClient* self, std::string host,
@@ -551,33 +549,18 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
 }
 
 asio::awaitable<void> StompClient::write_loop(StompClient* self) {
-  std::string batch;
-  for (;;) {
-    if (self->state_.load() == State::closed) co_return;
-    if (self->output_.empty()) {
-      boost::system::error_code ignored;  // cancel() is the wake-up, not a failure
-      self->writer_wakeup_.expires_at(Clock::time_point::max());
-      co_await self->writer_wakeup_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      continue;
-    }
-    batch.swap(self->output_);  // everything queued so far goes out in one write
-    self->writing_ = true;
-    boost::system::error_code ec;
-    co_await asio::async_write(self->socket_, asio::buffer(batch),
-                               asio::redirect_error(asio::use_awaitable, ec));
-    self->writing_ = false;
-    {
-      std::lock_guard lock(self->mutex_);
-      self->buffered_bytes_ -= batch.size();
-    }
-    self->buffer_drained_.notify_all();
-    batch.clear();
-    if (ec) {
-      self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
-      co_return;
-    }
-    self->last_write_ = Clock::now();
-  }
+  const auto ec = co_await self->writer_.run(
+      self->socket_, {.closed = [self] { return self->state_.load() == State::closed; },
+                      .drained = {},
+                      .wrote = [self](std::size_t size) {
+                        {
+                          std::lock_guard lock(self->mutex_);
+                          self->buffered_bytes_ -= size;
+                        }
+                        self->buffer_drained_.notify_all();
+                        self->last_write_ = Clock::now();
+                      }});
+  if (ec) self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
 }
 
 asio::awaitable<void> StompClient::read_loop(StompClient* self) {
@@ -648,7 +631,7 @@ asio::awaitable<void> StompClient::heart_beat_loop(StompClient* self) {
       co_return;
     }
     // Send when the next tick would be too late to keep within the interval.
-    if (self->send_interval_.count() > 0 && !self->writing_ && self->output_.empty() &&
+    if (self->send_interval_.count() > 0 && self->writer_.idle() &&
         now - self->last_write_ + tick >= self->send_interval_) {
       {
         std::lock_guard lock(self->mutex_);
@@ -757,15 +740,14 @@ void StompClient::end_connection(const Error& reason) {
   {
     std::lock_guard lock(mutex_);
     end_reason_ = reason;
-    buffered_bytes_ -= output_.size();
+    buffered_bytes_ -= writer_.discard();
   }
-  output_.clear();
   inbox_ready_.notify_all();
   buffer_drained_.notify_all();
   boost::system::error_code ignored;
   socket_.close(ignored);
   resolver_.cancel();
-  writer_wakeup_.cancel();
+  writer_.wake();
   heart_beat_timer_.cancel();
   pending_.fail_all(reason);
   subscriptions_.clear();

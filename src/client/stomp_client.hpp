@@ -18,6 +18,7 @@
 
 #include "base/result.hpp"
 #include "client/pending_requests.hpp"
+#include "client/write_loop.hpp"
 #include "net/asio.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/frame.hpp"
@@ -217,12 +218,10 @@ class StompClient {
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
   net::tcp::socket socket_{io_};
-  net::asio::steady_timer writer_wakeup_{io_};
   net::asio::steady_timer heart_beat_timer_{io_};
   PendingRequests pending_{io_.get_executor()};
   std::unordered_map<std::string, Subscription> subscriptions_;
-  std::string output_;
-  bool writing_ = false;
+  WriteLoop writer_{io_};
   Clock::time_point last_read_{};
   Clock::time_point last_write_{};
   Milliseconds send_interval_{0};     // negotiated: we send at least this often

@@ -157,7 +157,9 @@ TEST(Qos2Record, RoundTripAndBadOnes) {
   }
   auto m = *encode_qos2(Qos2Record{"c", true, 5}, id(3), kNow);
   for (auto& [k, v] : m.properties) {
-    if (k == "packet-id") v = "0";
+    // A std::string, not "0": g++ 12 at -O3 reports a false -Wrestrict in the inlined
+    // assign(const char*) (GCC bug 105329).
+    if (k == "packet-id") v = std::string("0");
   }
   EXPECT_FALSE(decode_qos2(m));
   for (auto& [k, v] : m.properties) {

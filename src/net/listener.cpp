@@ -10,7 +10,8 @@ Listener::Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accep
     : pool_(pool),
       protocol_(std::move(protocol)),
       on_accept_(std::move(on_accept)),
-      acceptor_(pool.context(core::ShardId(0))) {}
+      acceptor_(pool.context(core::ShardId(0))),
+      backoff_timer_(pool.context(core::ShardId(0))) {}
 
 Status Listener::open(const ListenerOptions& options) {
   boost::system::error_code ec;
@@ -49,6 +50,7 @@ void Listener::stop() {
   asio::post(acceptor_.get_executor(), [this] {
     boost::system::error_code ec;
     acceptor_.close(ec);
+    backoff_timer_.cancel();
   });
 }
 
@@ -61,9 +63,21 @@ asio::awaitable<void> Listener::accept_loop(Listener* self) {
                                                                asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) co_return;
-      // Out of descriptors and the like: say so and keep accepting.
-      log->warn("{} accept failed: {}", self->protocol_, ec.message());
+      // A peer that gave up while queued costs nothing: accept the next one at once.
+      if (ec == asio::error::connection_aborted) continue;
+      // Out of descriptors and the like: the connection stays queued, so retrying now would spin.
+      const auto delay = self->backoff_.fail(AcceptBackoff::Clock::now());
+      if (self->backoff_.should_log()) {
+        log->warn("{} accept failed ({} time(s) since last logged): {}; retrying with back-off up to {} ms",
+                  self->protocol_, self->backoff_.failures_to_log(), ec.message(), AcceptBackoff::max.count());
+      }
+      self->backoff_timer_.expires_after(delay);
+      co_await self->backoff_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (!self->acceptor_.is_open()) co_return;
       continue;
+    }
+    if (const auto failures = self->backoff_.succeed(); failures > 0) {
+      log->info("{} accepting again after {} failed accept(s)", self->protocol_, failures);
     }
     socket.set_option(tcp::no_delay(true), ec);
     self->pool_.post(shard, [self, shard, s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {

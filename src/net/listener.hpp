@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "net/accept_backoff.hpp"
 #include "net/asio.hpp"
 #include "net/options.hpp"
 #include "net/shard_pool.hpp"
@@ -34,6 +35,8 @@ class Listener {
   AcceptHandler on_accept_;
   tcp::acceptor acceptor_;
   std::size_t next_shard_ = 0;
+  AcceptBackoff backoff_;
+  asio::steady_timer backoff_timer_;  // the accept loop's sleep after a failed accept
 };
 
 }  // namespace carrier::net

@@ -63,7 +63,7 @@ class Broker:
 
     def __init__(self, workdir, port=None, config=None, store="log", shards=2, log_level=None,
                  extra_args=(), stomp_flag=True, data_dir=None, bare=False, mqtt_port=None,
-                 mqtt_flag=True):
+                 mqtt_flag=True, preexec_fn=None):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port if port is not None else free_port()
@@ -82,6 +82,7 @@ class Broker:
         self.auto_mqtt_port = mqtt_port is None
         self.mqtt_flag = mqtt_flag
         self.bare = bare
+        self.preexec_fn = preexec_fn  # runs in the child before exec (e.g. to lower a limit)
         if bare:
             self.data_dir = self.workdir / "carrier-data"
         self.proc = None
@@ -114,7 +115,8 @@ class Broker:
         self.log_path = self.workdir / f"carrier-{self.starts}.log"
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.command(extra_args), stdout=log, stderr=log,
-                                     stdin=subprocess.DEVNULL, cwd=self.workdir)
+                                     stdin=subprocess.DEVNULL, cwd=self.workdir,
+                                     preexec_fn=self.preexec_fn)
         log.close()
         self.expected_exit = False
         return self.proc

@@ -1,7 +1,6 @@
 #include "store/postgres/postgres_store.hpp"
 
 #include <libpq-fe.h>
-#include <pthread.h>
 
 #include <fmt/format.h>
 
@@ -240,63 +239,27 @@ void PostgresStore::start() {
     return;
   }
   state_ = State::running;
-  writer_ = std::thread([this] { run(); });
+  writer_.start();
 }
 
-void PostgresStore::append(Batch batch, DurableCallback on_durable) {
-  Pending p{EncodedBatch::encode(std::move(batch)), std::move(on_durable)};
-  if (!queue_.push(p) && p.done) p.done(unexpected(Errc::shutting_down, "postgres store is closed"));
-}
+void PostgresStore::append(Batch batch, DurableCallback on_durable) { writer_.append(std::move(batch), std::move(on_durable)); }
 
 void PostgresStore::close() {
   if (state_ == State::closed) return;
-  queue_.close();
-  if ((state_ == State::opened || state_ == State::failed) && !queue_.empty()) start();
-  if (writer_.joinable()) writer_.join();
-  std::vector<Pending> rest;
-  while (queue_.try_take_all(rest)) {
-    for (Pending& p : rest) {
-      if (p.done) p.done(unexpected(failure_ ? *failure_ : Error(Errc::shutting_down, "postgres store was never opened")));
-    }
-    rest.clear();
-  }
+  writer_.refuse_appends();
+  if ((state_ == State::opened || state_ == State::failed) && writer_.has_queued()) start();
+  writer_.join();
+  writer_.fail_queued(failure_ ? *failure_ : Error(Errc::shutting_down, "postgres store was never opened"));
   conn_.reset();  // ends the session, which releases the advisory lock
   state_ = State::closed;
 }
 
 PostgresStore::Stats PostgresStore::stats() const {
-  return Stats{batches_.load(std::memory_order_relaxed), failed_batches_.load(std::memory_order_relaxed),
-               transactions_.load(std::memory_order_relaxed), reconnects_.load(std::memory_order_relaxed)};
+  return Stats{writer_.batches(), writer_.failed_batches(), writer_.transactions(),
+               reconnects_.load(std::memory_order_relaxed)};
 }
 
 // ---- the writer --------------------------------------------------------------------------------
-
-void PostgresStore::run() {
-  pthread_setname_np(pthread_self(), "carrier-postgres");
-  std::vector<Pending> group;
-  while (queue_.take_all(group)) {
-    commit(group);
-    group.clear();
-  }
-}
-
-void PostgresStore::commit(std::vector<Pending>& group) {
-  bool any = false;
-  for (const Pending& p : group) any = any || (p.encoded.valid && !p.encoded.batch.empty());
-  Status written = ok();
-  if (any) {
-    transactions_.fetch_add(1, std::memory_order_relaxed);
-    written = write_group(group);
-  }
-  std::uint64_t failed = 0;
-  for (Pending& p : group) {
-    Status outcome = !p.encoded.valid ? p.encoded.valid : written;
-    if (!outcome) ++failed;
-    if (p.done) p.done(std::move(outcome));
-  }
-  batches_.fetch_add(group.size(), std::memory_order_relaxed);
-  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
-}
 
 // A new connection, or the reason there is none; failures push the next attempt back.
 Status PostgresStore::reconnect() {

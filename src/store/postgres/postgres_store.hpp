@@ -12,8 +12,8 @@
 
 #include <spdlog/logger.h>
 
-#include "store/commit_queue.hpp"
 #include "store/encoded_batch.hpp"
+#include "store/group_writer.hpp"
 #include "store/postgres/pg_connection.hpp"
 #include "store/postgres/postgres_schema.hpp"
 #include "store/store.hpp"
@@ -69,10 +69,7 @@ class PostgresStore final : public Store {
   static constexpr std::chrono::milliseconds kIdleTimeout{30000};
 
  private:
-  struct Pending {
-    EncodedBatch encoded;
-    DurableCallback done;
-  };
+  using Pending = GroupWriter::Pending;
   enum class State { created, opened, failed, running, closed };
 
   // Whichever thread owns the connection (start-up, then the writer).
@@ -81,8 +78,6 @@ class PostgresStore final : public Store {
   std::int64_t queue_id(const std::string& key, bool create, ArrayParam& added_ids, ArrayParam& added_keys);
 
   // Writer thread.
-  void run();
-  void commit(std::vector<Pending>& group);
   Status write_group(std::vector<Pending>& group);
   Status attempt(std::vector<Pending>& group);
   Status reconnect();
@@ -93,9 +88,6 @@ class PostgresStore final : public Store {
   State state_ = State::created;
   std::optional<Error> failure_;  // why open() failed
 
-  CommitQueue<Pending> queue_;
-  std::thread writer_;
-
   PgConnection conn_;
   bool lock_refused_ = false;  // the last connect() found the advisory lock held
   std::unordered_map<std::string, std::int64_t> queues_;  // key -> queues.id
@@ -105,7 +97,12 @@ class PostgresStore final : public Store {
   std::chrono::milliseconds backoff_{0};
   std::optional<Error> last_connect_error_;
 
-  std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, transactions_{0}, reconnects_{0};
+  std::atomic<std::uint64_t> reconnects_{0};
+  // Last: destroyed first, so its thread is gone before what write_group uses.
+  GroupWriter writer_{"carrier-postgres", "postgres store", [this](std::vector<Pending>& group) {
+                        Status st = write_group(group);
+                        return st;
+                      }};
 };
 
 }  // namespace carrier::store::postgres

@@ -1,6 +1,5 @@
 #include "store/sqlite/sqlite_store.hpp"
 
-#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -306,65 +305,29 @@ void SqliteStore::start() {
     return;
   }
   state_ = State::running;
-  writer_ = std::thread([this] { run(); });
+  writer_.start();
 }
 
-void SqliteStore::append(Batch batch, DurableCallback on_durable) {
-  Pending p{EncodedBatch::encode(std::move(batch)), std::move(on_durable)};
-  if (!queue_.push(p) && p.done) p.done(unexpected(Errc::shutting_down, "sqlite store " + where_ + " is closed"));
-}
+void SqliteStore::append(Batch batch, DurableCallback on_durable) { writer_.append(std::move(batch), std::move(on_durable)); }
 
 void SqliteStore::close() {
   if (state_ == State::closed) return;
-  queue_.close();
+  writer_.refuse_appends();
   // Appends made before start(): the writer drains them like any group, then exits.
-  if ((state_ == State::opened || state_ == State::failed) && !queue_.empty()) start();
-  if (writer_.joinable()) writer_.join();
-  std::vector<Pending> rest;  // never opened: nobody ran these
-  while (queue_.try_take_all(rest)) {
-    for (Pending& p : rest) {
-      if (p.done) p.done(unexpected(failure_ ? *failure_ : Error(Errc::shutting_down, "sqlite store was never opened")));
-    }
-    rest.clear();
-  }
+  if ((state_ == State::opened || state_ == State::failed) && writer_.has_queued()) start();
+  writer_.join();
+  // Never opened: nobody ran these.
+  writer_.fail_queued(failure_ ? *failure_ : Error(Errc::shutting_down, "sqlite store was never opened"));
   disconnect();
   state_ = State::closed;
 }
 
 SqliteStore::Stats SqliteStore::stats() const {
-  return Stats{batches_.load(std::memory_order_relaxed), failed_batches_.load(std::memory_order_relaxed),
-               transactions_.load(std::memory_order_relaxed), reconnects_.load(std::memory_order_relaxed)};
+  return Stats{writer_.batches(), writer_.failed_batches(), writer_.transactions(),
+               reconnects_.load(std::memory_order_relaxed)};
 }
 
 // ---- the writer --------------------------------------------------------------------------------
-
-void SqliteStore::run() {
-  pthread_setname_np(pthread_self(), "carrier-sqlite");
-  std::vector<Pending> group;
-  while (queue_.take_all(group)) {
-    commit(group);
-    group.clear();
-  }
-}
-
-void SqliteStore::commit(std::vector<Pending>& group) {
-  bool any = false;
-  for (const Pending& p : group) any = any || (p.encoded.valid && !p.encoded.batch.empty());
-  Status written = ok();
-  if (any) {
-    transactions_.fetch_add(1, std::memory_order_relaxed);
-    written = write_group(group);
-    if (!written) log_->warn("sqlite: group commit of {} batches failed: {}", group.size(), written.error().detail);
-  }
-  std::uint64_t failed = 0;
-  for (Pending& p : group) {
-    Status outcome = !p.encoded.valid ? p.encoded.valid : written;
-    if (!outcome) ++failed;
-    if (p.done) p.done(std::move(outcome));
-  }
-  batches_.fetch_add(group.size(), std::memory_order_relaxed);
-  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
-}
 
 Status SqliteStore::write_group(std::vector<Pending>& group) {
   if (db_ == nullptr) {  // open() failed, or the last group broke the connection: try again now

@@ -12,8 +12,8 @@
 
 #include <spdlog/logger.h>
 
-#include "store/commit_queue.hpp"
 #include "store/encoded_batch.hpp"
+#include "store/group_writer.hpp"
 #include "store/store.hpp"
 
 struct sqlite3;
@@ -64,10 +64,7 @@ class SqliteStore final : public Store {
   Stats stats() const;
 
  private:
-  struct Pending {
-    EncodedBatch encoded;
-    DurableCallback done;
-  };
+  using Pending = GroupWriter::Pending;
   enum class State { created, opened, failed, running, closed };
 
   // Any thread that owns the connection at the time (start-up, then the writer).
@@ -83,8 +80,6 @@ class SqliteStore final : public Store {
   Status execute(sqlite3_stmt* s, std::string_view what);
 
   // Writer thread.
-  void run();
-  void commit(std::vector<Pending>& group);
 
   const Options options_;
   const std::filesystem::path path_;
@@ -92,9 +87,6 @@ class SqliteStore final : public Store {
   const std::shared_ptr<spdlog::logger> log_;
   State state_ = State::created;
   std::optional<Error> failure_;  // why open() failed
-
-  CommitQueue<Pending> queue_;
-  std::thread writer_;
 
   // The connection and what the writer knows about the tables (owned by the writer once it runs).
   sqlite3* db_ = nullptr;
@@ -108,7 +100,13 @@ class SqliteStore final : public Store {
   std::optional<FileIdentity> identity_;  // the file open() opened (or created)
   std::int64_t next_seq_ = 1;
 
-  std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, transactions_{0}, reconnects_{0};
+  std::atomic<std::uint64_t> reconnects_{0};
+  // Last: destroyed first, so its thread is gone before what write_group uses.
+  GroupWriter writer_{"carrier-sqlite", "sqlite store " + where_, [this](std::vector<Pending>& group) {
+                        Status st = write_group(group);
+        if (!st) log_->warn("sqlite: group commit of {} batches failed: {}", group.size(), st.error().detail);
+                        return st;
+                      }};
 };
 
 }  // namespace carrier::store::sqlite
