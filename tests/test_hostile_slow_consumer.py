@@ -9,6 +9,7 @@ fanned out to many subscriptions once, so one slow subscriber cannot stop every 
 Every test uses one shard: a round trip after the big sends then proves their fan-out has run.
 """
 
+import re
 import socket
 
 import pytest
@@ -296,3 +297,35 @@ def test_topic_policy_bounds_a_plain_subscriber_that_never_reads(broker_factory)
         assert_broker_works(b.port)
     finally:
         slow.close()
+
+
+def test_backlog_of_a_subscriber_that_never_acks_is_bounded_by_default(broker_factory):
+    # Issue 10 item 4, small messages: a plain subscriber that stops acknowledging makes its
+    # messages wait in the core, not in its output. Its backlog is bounded (the oldest dropped
+    # past [core] subscriber_backlog_bytes), so its producer and everyone else keep going at the
+    # memory limit. Without the bound the producer stopped once the limit was reached.
+    b = broker_factory(store="memory", shards=1,
+                       config=config(core(memory_limit_bytes=24 * MiB, subscriber_backlog_bytes=2 * MiB)))
+    topic = fresh("topic", "backlog")
+    slow = SlowStomp(b.port)
+    try:
+        slow.connect()
+        slow.send_frame("SUBSCRIBE", [("id", "s"), ("destination", topic), ("ack", "client-individual"),
+                                      ("receipt", "sub")])
+        expect_receipt(slow, "sub")
+        total, every = 48 * 1024, 1024  # 48 MiB of 1 KiB messages, twice the memory limit
+        with RawStomp(b.port, timeout=30) as producer:
+            producer.connect()
+            for n in range(total):
+                headers = [("destination", topic)]
+                if n % every == every - 1:
+                    headers.append(("receipt", f"r{n}"))
+                producer.send_frame("SEND", headers, body=b"m" * 1024)
+            for n in range(every - 1, total, every):
+                expect_receipt(producer, f"r{n}")
+        assert_broker_works(b.port)
+    finally:
+        slow.close()
+    b.stop()
+    dropped = sum(int(n) for n in re.findall(r"(\d+) dropped from slow subscribers' backlogs", b.log()))
+    assert dropped > total // 2, b.log()

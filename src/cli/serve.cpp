@@ -230,9 +230,9 @@ int serve(const config::Flags& flags) {
   on_every_shard(pool, [&brokers, &pool, &log] {
     const auto s = brokers[pool.current()->value()]->stats();
     log->info("shard {} at shutdown: {} queue(s), {} topic subscription(s), {} named subscription(s), {} message(s) "
-              "ready, {} unacked, {} scheduled",
+              "ready, {} unacked, {} scheduled, {} dropped from slow subscribers' backlogs",
               pool.current()->value(), s.queues, s.topic_subscriptions, s.named_subscriptions, s.messages_ready,
-              s.messages_unacked, s.scheduled);
+              s.messages_unacked, s.scheduled, s.backlog_dropped);
   });
   log->info("memory gauge at shutdown: {} byte(s)", memory.used());
   auth.stop();

@@ -357,6 +357,8 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.core.sweep_interval_ms); }},
     {"memory_limit_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
+    {"subscriber_backlog_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.subscriber_backlog_bytes); }},
     // At most 100 years: epoch ms plus the limit stays far from overflow.
     {"max_schedule_delay_ms",
      [](const Field& f, Config& c) {

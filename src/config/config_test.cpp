@@ -569,6 +569,7 @@ TEST(ConfigParse, Policies) {
   EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
   EXPECT_EQ(c.core.max_schedule_delay_ms, 86400000u);
   EXPECT_EQ(c.core.max_selector_bytes, 4096u);  // the default
+  EXPECT_EQ(c.core.subscriber_backlog_bytes, 64u << 20);
   ASSERT_EQ(c.core.policies.size(), 2u);
   const auto& p = c.core.policies[0];
   EXPECT_EQ(p.match, "queue:orders.>");

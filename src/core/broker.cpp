@@ -584,6 +584,7 @@ BrokerStats Broker::stats() const {
   s.named_subscriptions = named_.size();
   s.retained = retained_.size();
   s.scheduled = schedule_.size();
+  s.backlog_dropped = backlog_dropped_;
   return s;
 }
 

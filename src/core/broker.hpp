@@ -104,6 +104,7 @@ struct BrokerStats {
   std::size_t named_subscriptions = 0;
   std::size_t retained = 0;
   std::size_t scheduled = 0;
+  std::uint64_t backlog_dropped = 0;  // messages plain topic subscribers lost to their backlog bound
 };
 
 // Parses selector text for durable subscriptions recovered from the store (the selector library
@@ -320,6 +321,9 @@ class Broker {
   // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
   // if it does not fit (broker_topics.cpp).
   bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
+  // The default bound of a plain subscription whose topic has no limits of its own: drop-oldest
+  // at `subscriber_backlog_bytes` of waiting messages.
+  void trim_backlog(Queue& q, const Message& m);
   // A `block` queue that became full is marked in pressure_, and cleared below 90%.
   void update_pressure(const std::string& key, OwnedQueue& oq);
   void clear_pressure(const std::string& key, OwnedQueue& oq);
@@ -395,6 +399,7 @@ class Broker {
   std::unordered_map<ConsumerId, Watcher> watchers_;                 // replica: by parent id
   Schedule schedule_;
   std::int64_t armed_due_ = INT64_MAX;
+  std::uint64_t backlog_dropped_ = 0;
   std::uint64_t next_consumer_ = 1;
   std::uint64_t next_incarnation_ = 1;
 };

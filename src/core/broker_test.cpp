@@ -696,6 +696,29 @@ TEST_F(BrokerTest, TopicPolicyLimitsBoundAPlainSubscriptionWithoutRefusingThePro
   }
 }
 
+TEST_F(BrokerTest, PlainSubscriptionBacklogIsBoundedByDefault) {
+  // No topic policy: a subscriber that stops acking keeps at most subscriber_backlog_bytes
+  // waiting, the oldest dropped first, so it alone cannot hold the broker at its memory limit.
+  MemoryGauge gauge(1 << 30);
+  Options o;
+  const auto one = make(std::string(1000, 'x'), kTopic)->footprint();
+  o.subscriber_backlog_bytes = 3 * one;
+  build(o, &gauge);
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kTopic, AckMode::client_individual, 1, c}, nullptr); });
+  for (int i = 0; i < 10; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i) + std::string(999, 'x'), kTopic)}, nullptr); });
+  }
+  ASSERT_EQ(c->got.size(), 1u);  // one in flight (prefetch 1), three waiting
+  EXPECT_EQ(gauge.used(), static_cast<std::int64_t>(Broker::kQueueOverheadBytes + 4 * one));
+  EXPECT_EQ(brokers_[0]->stats().backlog_dropped, 6u);
+  for (int n = 0; n < 4; ++n) on(0, [&](Broker& b) { b.ack(id, {c->got.back().tag}, nullptr); });
+  std::vector<char> firsts;
+  for (const auto& d : c->got) firsts.push_back(d.message->body->front());
+  EXPECT_EQ(firsts, (std::vector<char>{'0', '7', '8', '9'})) << "the newest are kept";
+}
+
 TEST_F(BrokerTest, OverflowBlockTakesTheMessageAndMarksTheQueueUntilItDrains) {
   Options o;
   DestinationPolicy p;

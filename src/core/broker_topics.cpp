@@ -405,16 +405,27 @@ void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> delive
       last = m.get();
       policy = &policy_for(m->destination);
     }
-    if ((policy->max_messages != 0 || policy->max_bytes != 0) && !fits_private(*q, *policy, *m)) {
+    if (policy->max_messages != 0 || policy->max_bytes != 0) {
       // A plain subscription cannot refuse a publish that others take: with `reject` this
       // subscriber misses the new message, with `drop-oldest` its oldest waiting one.
-      continue;
+      if (!fits_private(*q, *policy, *m)) continue;
+    } else if (options_.subscriber_backlog_bytes != 0) {
+      trim_backlog(*q, *m);
     }
     account_hold(*m);
     q->enqueue(std::move(m));
     if (dirty.empty() || dirty.back() != q) dirty.push_back(q);
   }
   for (auto* q : dirty) dispatch(q->key(), *q, false);
+}
+
+void Broker::trim_backlog(Queue& q, const Message& m) {
+  while (q.ready_bytes() + m.footprint() > options_.subscriber_backlog_bytes) {
+    Queue::Entry oldest;
+    if (!q.take_oldest(oldest)) return;
+    account_release(*oldest.message);
+    ++backlog_dropped_;
+  }
 }
 
 bool Broker::fits_private(Queue& q, const DestinationPolicy& policy, const Message& m) {

@@ -47,6 +47,11 @@ struct Options {
   // The furthest ahead a producer may schedule a message (`delay`, `deliver-at`); further is refused.
   std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
   std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)
+  // Messages a plain (non-durable, unshared) topic subscription may have waiting, in bytes, when
+  // its topic's policy sets no max_messages/max_bytes: past it the oldest waiting one is dropped
+  // for that subscriber (as ActiveMQ's pending-message limit and NATS's slow-consumer limit do), so
+  // one subscriber that stops reading cannot hold the broker at its memory limit. 0: unbounded.
+  std::uint64_t subscriber_backlog_bytes = 64u << 20;
 };
 
 }  // namespace carrier::core
