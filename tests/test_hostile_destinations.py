@@ -276,6 +276,38 @@ def test_open_transactions_per_connection_are_capped(broker):
     assert_broker_works(broker.port)
 
 
+def test_subscriptions_per_connection_are_capped(broker_factory):
+    b = broker_factory(config="[stomp]\nmax_subscriptions = 50\n")
+    with RawStomp(b.port, timeout=10) as raw:
+        raw.connect("1.2")
+        frames = [("SUBSCRIBE", [("id", f"s{i}"), ("destination", f"/topic/cap.t{i}")]) for i in range(49)]
+        for command, headers in frames:
+            raw.send_frame(command, headers)
+        raw.send_frame("SUBSCRIBE", [("id", "last"), ("destination", "/queue/cap.q"), ("receipt", "r")])
+        assert raw.read_frame().header("receipt-id") == "r"  # the 50th is still taken
+        raw.send_frame("SUBSCRIBE", [("id", "one-more"), ("destination", "/topic/cap.more")])
+        error = expect_error_and_close(raw)
+    assert error.header("message") == "too many subscriptions", error
+    assert b"at most 50 subscriptions (stomp.max_subscriptions)" in error.body, error
+    assert_broker_works(b.port)
+
+
+def test_destination_levels_are_capped(broker):
+    # One SUBSCRIBE of ~30k levels made a node per level on every shard.
+    with RawStomp(broker.port, timeout=10) as raw:
+        raw.connect("1.2")
+        raw.send_frame("SUBSCRIBE", [("id", "deep"), ("destination", "/topic/" + ".".join(["a"] * 30000))])
+        error = expect_error_and_close(raw)
+    assert error.header("message") == "invalid destination", error
+    assert b"at most 128 are allowed (stomp.max_destination_levels)" in error.body, error
+    with RawStomp(broker.port, timeout=10) as raw:
+        raw.connect("1.2")
+        raw.send_frame("SUBSCRIBE", [("id", "ok"), ("destination", "/topic/" + ".".join(["a"] * 128)),
+                                     ("receipt", "r")])
+        assert raw.read_frame().header("receipt-id") == "r"
+    assert_broker_works(broker.port)
+
+
 def read_receipts_until_quiet(raw, receipts, quiet=0.5, timeout=20.0):
     """Collects RECEIPT ids into `receipts` until none has come for `quiet` seconds."""
     def stalled():

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <unordered_set>
 
@@ -41,6 +42,14 @@ bool Session::is_own_temp_name(std::string_view name) const {
 Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
   auto dest = parse_destination(text, for_subscribe);
   if (!dest) return unexpected(dest.error());
+  // Each level of a topic filter is a node in every shard's index: a name of thousands of levels
+  // must not cost megabytes.
+  if (const auto levels = std::count(dest->name.begin(), dest->name.end(), '.') + 1;
+      static_cast<std::size_t>(levels) > options_.max_destination_levels) {
+    return unexpected(Errc::invalid_argument, fmt::format("destination has {} levels, at most {} are allowed "
+                                                          "(stomp.max_destination_levels)",
+                                                          levels, options_.max_destination_levels));
+  }
   if (dest->kind == core::DestinationKind::temp_queue) {
     const bool ours = is_own_temp_name(dest->name);
     if (for_subscribe && !ours) {

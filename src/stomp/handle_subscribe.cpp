@@ -27,6 +27,12 @@ void Session::handle_subscribe(codec::Frame& frame) {
     fail("duplicate subscription id", fmt::format("subscription '{}' already exists", id), &frame);
     return;
   }
+  if (subscriptions_.size() >= options_.max_subscriptions && !subscriptions_.contains(id)) {
+    fail("too many subscriptions",
+         fmt::format("a connection may hold at most {} subscriptions (stomp.max_subscriptions)", options_.max_subscriptions),
+         &frame);
+    return;
+  }
   auto dest = resolve_destination(*dest_text, true);
   if (!dest) {
     fail(dest.error().code == Errc::invalid_argument ? "invalid destination" : dest.error().detail,

@@ -23,7 +23,11 @@ struct Options {
   // past it (producers, this one included, would stop being read: its COMMIT too).
   std::size_t max_transaction_bytes = 16u << 20;
   std::size_t max_transaction_messages = 100000;  // messages sent, acked or nacked in it
-  std::size_t max_transactions = 16;             // open at once on one connection
+  std::size_t max_transactions = 16;
+  // One connection's subscriptions (each a consumer, and for topics a filter on every shard), and
+  // the levels of a destination name: limits one client cannot push the broker past.
+  std::size_t max_subscriptions = 10000;
+  std::size_t max_destination_levels = 128;             // open at once on one connection
   // Encoded output one connection may hold for a client that reads slowly; past it deliveries
   // wait in the core (or `slow_consumer` applies). One frame always fits.
   std::size_t max_pending_output_bytes = 4u << 20;
