@@ -14,6 +14,7 @@ from contextlib import closing
 
 import pytest
 
+from helpers import postgres
 from helpers import raw_mqtt as raw
 from helpers.raw_stomp import RawStomp, assert_broker_works, expect_error_and_close
 from helpers.reliable import config, core, fresh, now_ms, policy
@@ -99,11 +100,20 @@ def stamp_arrivals(client):
     return client
 
 
+def broker_on(request, broker_factory, store):
+    """A broker on `store`; PostgreSQL in a throwaway cluster (skipped without its binaries)."""
+    if store != "postgres":
+        return broker_factory(store=store)
+    server = request.getfixturevalue("postgres_server")
+    return broker_factory(store=store, config=postgres.broker_config(postgres.unique_schema()),
+                          extra_args=["--postgres", server.url])
+
+
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("store", ["log", "sqlite"])
+@pytest.mark.parametrize("store", ["log", "sqlite", "postgres"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
-def test_every_receipted_message_survives_a_restart(broker_factory, stomp_client, store, sig):
-    broker = broker_factory(store=store)
+def test_every_receipted_message_survives_a_restart(request, broker_factory, stomp_client, store, sig):
+    broker = broker_on(request, broker_factory, store)
     m = Matrix()
     subscriber = stomp_client(broker, connect_headers={"client-id": m.client_id})
     for topic, name in m.subs.items():
