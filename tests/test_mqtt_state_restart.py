@@ -135,7 +135,8 @@ def test_session_expired_while_down_is_deleted_at_start(store_broker, mqtt_clien
     assert not logged(broker, f"client '{cid}': session expired"), "expired before the kill: too slow a machine"
     wait_for(lambda: time.time() > deadline, 5, "the expiry to pass while the broker is down")
     broker.start()
-    assert logged(broker, f"client '{cid}': session expired while the broker was down")
+    wait_for(lambda: logged(broker, f"client '{cid}': session expired while the broker was down"), 10,
+             "the expiry at start-up to be logged")
     c = mqtt_client(broker, version="5", client_id=cid, clean=False, properties=expiry(300))
     assert c.connack["flags"]["session present"] == 0
     c.subscribe(topic, 1)
@@ -485,7 +486,9 @@ def test_shared_group_ends_when_the_persistent_member_session_expires(store_brok
         broker.stop(signal.SIGKILL)
         wait_for(lambda: time.time() > deadline, 5, "the expiry to pass while the broker is down")
         broker.start()
-        assert logged(broker, f"client '{cid}': session expired while the broker was down")
+        # The broker accepts before its log file is surely flushed: wait for the line.
+        wait_for(lambda: logged(broker, f"client '{cid}': session expired while the broker was down"), 10,
+                 "the expiry at start-up to be logged")
     else:
         wait_for(lambda: logged(broker, f"client '{cid}': session expired"), 10, "the session to expire")
     group_is_gone(broker, mqtt_client, topic)
