@@ -305,7 +305,7 @@ def test_backlog_of_a_subscriber_that_never_acks_is_bounded_by_default(broker_fa
     # past [core] subscriber_backlog_bytes), so its producer and everyone else keep going at the
     # memory limit. Without the bound the producer stopped once the limit was reached.
     b = broker_factory(store="memory", shards=1,
-                       config=config(core(memory_limit_bytes=24 * MiB, subscriber_backlog_bytes=2 * MiB)))
+                       config=config(core(memory_limit_bytes=24 * MiB)))  # backlog bound: a quarter of it
     topic = fresh("topic", "backlog")
     slow = SlowStomp(b.port)
     try:

@@ -409,7 +409,7 @@ void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> delive
       // A plain subscription cannot refuse a publish that others take: with `reject` this
       // subscriber misses the new message, with `drop-oldest` its oldest waiting one.
       if (!fits_private(*q, *policy, *m)) continue;
-    } else if (options_.subscriber_backlog_bytes != 0) {
+    } else if (options_.backlog_bound() != 0) {
       trim_backlog(*q, *m);
     }
     account_hold(*m);
@@ -420,7 +420,7 @@ void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> delive
 }
 
 void Broker::trim_backlog(Queue& q, const Message& m) {
-  while (q.ready_bytes() + m.footprint() > options_.subscriber_backlog_bytes) {
+  while (q.ready_bytes() + m.footprint() > options_.backlog_bound()) {
     Queue::Entry oldest;
     if (!q.take_oldest(oldest)) return;
     account_release(*oldest.message);
