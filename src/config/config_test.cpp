@@ -569,8 +569,7 @@ TEST(ConfigParse, Policies) {
   EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
   EXPECT_EQ(c.core.max_schedule_delay_ms, 86400000u);
   EXPECT_EQ(c.core.max_selector_bytes, 4096u);  // the default
-  EXPECT_FALSE(c.core.subscriber_backlog_bytes.has_value());  // a quarter of the memory limit
-  EXPECT_EQ(c.core.backlog_bound(), 1048576u / 4);
+  EXPECT_EQ(c.core.subscriber_backlog_bytes, 0u);  // unbounded unless asked for
   ASSERT_EQ(c.core.policies.size(), 2u);
   const auto& p = c.core.policies[0];
   EXPECT_EQ(p.match, "queue:orders.>");

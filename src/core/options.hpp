@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,14 +50,10 @@ struct Options {
   // Messages a plain (non-durable, unshared) topic subscription may have waiting, in bytes, when
   // its topic's policy sets no max_messages/max_bytes: past it the oldest waiting one is dropped
   // for that subscriber (as ActiveMQ's pending-message limit and NATS's slow-consumer limit do), so
-  // one subscriber that stops reading cannot hold the broker at its memory limit. 0: unbounded.
-  // Unset: a quarter of memory_limit_bytes when that is set (the only case in which one backlog
-  // can stop others), else unbounded, so an unthrottled producer's subscribers lose nothing.
-  std::optional<std::uint64_t> subscriber_backlog_bytes;
-  std::uint64_t backlog_bound() const {
-    if (subscriber_backlog_bytes) return *subscriber_backlog_bytes;
-    return memory_limit_bytes / 4;
-  }
+  // one subscriber that stops reading cannot hold the broker at its memory limit. 0 (the
+  // default): unbounded, so nothing is dropped and a full broker holds its producers back instead.
+  std::uint64_t subscriber_backlog_bytes = 0;
+  std::uint64_t backlog_bound() const { return subscriber_backlog_bytes; }
 };
 
 }  // namespace carrier::core
