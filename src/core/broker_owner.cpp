@@ -483,7 +483,9 @@ void Broker::sweep() {
     }
   }
   for (auto& [id, sub] : topic_subscriptions_) {
-    for (auto& e : sub.queue->take_expired(now)) release(sub.queue->key(), false, {e.message}, batch);
+    std::vector<MessagePtr> gone;
+    for (auto& e : sub.queue->take_expired(now)) gone.push_back(std::move(e.message));
+    if (!gone.empty()) release(sub.queue->key(), false, gone, batch);
   }
   for (const auto& key : idle) {
     auto it = queues_.find(key);

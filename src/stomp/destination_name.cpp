@@ -63,7 +63,7 @@ Result<core::Destination> parse_exchange(std::string_view text, std::string_view
   }
   if (exchange == kDirect) {
     std::string name = std::string(kExchangeTopic) + std::string(kDirect);
-    if (!key.empty()) name += "." + std::string(key);
+    if (!key.empty()) name.append(".").append(key);  // not "." + string: g++ 12 -O3 -Wrestrict (GCC bug 105329)
     // A direct exchange matches keys exactly; Carrier cannot bind a literal `*` or `>`.
     if (name.find_first_of("*>") != std::string::npos) {
       return unexpected(Errc::invalid_argument,
