@@ -122,7 +122,7 @@ class Broker:
         return self.proc
 
     def start(self, extra_args=(), timeout=START_TIMEOUT):
-        """Starts the broker and waits until its STOMP port accepts a TCP connection.
+        """Starts the broker and waits until it is ready (every listener open).
 
         free_port() can only say a port was free a moment ago: on a first start whose port was
         taken in between (EADDRINUSE), ports picked here are picked again, up to three times."""
@@ -143,14 +143,27 @@ class Broker:
         return self
 
     def wait_ready(self, timeout=START_TIMEOUT):
+        """Waits for this start's "carrier ready" line, written once every listener is open.
+
+        A TCP probe of one port is not enough: the broker opens its listeners one after the
+        other, and a probe is itself a connection that has not finished its handshake (it
+        would count against max_connecting until the broker sees it close). Only when the
+        log level hides info lines are all the ports probed instead."""
+        quiet = self.log_level in ("warn", "warning", "err", "error", "critical", "off")
+
         def ready():
             if self.proc.poll() is not None:
                 self.expected_exit = True
                 raise AssertionError(f"carrier exited with {self.proc.returncode} while starting:\n"
                                      f"{self.log()}")
-            return port_accepts(self.port)
-        wait_for(ready, timeout, lambda: f"carrier to accept on port {self.port}:\n{self.log()}",
-                 interval=0.02)
+            if not quiet:
+                return "carrier ready:" in self.log_path.read_text(errors="replace")
+            ports = [self.port] if self.stomp_flag or self.bare else []
+            if self.mqtt_flag and not self.bare:
+                ports.append(self.mqtt_port)
+            return all(port_accepts(port) for port in ports)
+        wait_for(ready, timeout, lambda: f"carrier to be ready (ports {self.port}, {self.mqtt_port}):\n"
+                                         f"{self.log()}", interval=0.02)
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
