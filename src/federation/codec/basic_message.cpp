@@ -37,22 +37,8 @@ Result<BasicMessage> read_basic_message(WireReader& in, const Limits& limits) {
   CARRIER_FED_TRY(hops, in.i32("BasicMessage hops"));
   m.ttl = ttl;
   m.hops = hops;
-  const std::size_t payload_length_at = in.offset();
-  CARRIER_FED_TRY(payload_length, in.u32("BasicMessage payload length"));
-  if (payload_length > limits.max_payload_bytes) {
-    return in.fail(Errc::limit_exceeded, "BasicMessage payload length",
-                   std::to_string(payload_length) + " bytes is over the limit of " +
-                       std::to_string(limits.max_payload_bytes),
-                   payload_length_at);
-  }
-  const std::size_t stack_size_at = in.offset();
-  CARRIER_FED_TRY(stack_size, in.u32("BasicMessage stack size"));
-  if (stack_size > limits.max_stack_entries) {
-    return in.fail(Errc::limit_exceeded, "BasicMessage stack size",
-                   std::to_string(stack_size) + " entries is over the limit of " +
-                       std::to_string(limits.max_stack_entries),
-                   stack_size_at);
-  }
+  CARRIER_FED_TRY(payload_length, in.count("BasicMessage payload length", limits.max_payload_bytes, "bytes"));
+  CARRIER_FED_TRY(stack_size, in.count("BasicMessage stack size", limits.max_stack_entries, "entries"));
   CARRIER_FED_TRY(selector, in.pstring(limits.max_string_bytes, "BasicMessage selector"));
   CARRIER_FED_TRY(destination, in.id("BasicMessage destination id"));
   CARRIER_FED_TRY(origin, in.id("BasicMessage origin id"));

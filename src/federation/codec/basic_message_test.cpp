@@ -11,20 +11,6 @@ namespace {
 
 using namespace testing;
 
-BasicMessage sample() {
-  BasicMessage m;
-  m.ttl = 4;
-  m.hops = 1;
-  m.selector = "orders.eu";
-  m.destination = make_id(0x10);
-  m.origin = make_id(0x20);
-  m.previous = make_id(0x30);
-  m.message_id = make_id(0x40);
-  m.payload = std::string("pay\0load", 8);
-  m.stack = {7, -2};
-  return m;
-}
-
 // The seed's field order, big-endian, byte for byte.
 std::string sample_wire() {
   return be32(4) + be32(1) + be32(8) + be32(2) + pstr("orders.eu") + id_bytes(make_id(0x10)) +
@@ -42,12 +28,12 @@ TEST(BasicMessage, DefaultsAreTheSeeds) {
 
 TEST(BasicMessage, EncodesTheSeedLayout) {
   std::string out;
-  ASSERT_TRUE(encode_basic_message(sample(), out));
+  ASSERT_TRUE(encode_basic_message(sample_message(), out));
   EXPECT_EQ(out, sample_wire());
 }
 
 TEST(BasicMessage, RoundTrips) {
-  for (BasicMessage m : {sample(), BasicMessage{}}) {
+  for (BasicMessage m : {sample_message(), BasicMessage{}}) {
     std::string out = "prefix";
     ASSERT_TRUE(encode_basic_message(m, out));
     auto back = decode_basic_message(std::string_view(out).substr(6), Limits{});
@@ -113,7 +99,7 @@ TEST(BasicMessage, SelectorLimitAndMissingNul) {
 }
 
 TEST(BasicMessage, SelectorWithNulIsNotEncoded) {
-  BasicMessage m = sample();
+  BasicMessage m = sample_message();
   m.selector = std::string("a\0b", 3);
   std::string out = "kept";
   auto s = encode_basic_message(m, out);

@@ -29,13 +29,11 @@ Status encode_body(const SendbackRequest& b, std::string& out) {
   if (s) put_i32(out, b.session);
   return s;
 }
-template <class ForwardingRequest>
-Status encode_forwarding(const ForwardingRequest& b, std::string& out) {
+template <Operation Op>
+Status encode_body(const ForwardingControl<Op>& b, std::string& out) {
   put_id(out, b.target);
   return put_pstring(out, b.selector, "forwarding selector");
 }
-Status encode_body(const StopForwardingRequest& b, std::string& out) { return encode_forwarding(b, out); }
-Status encode_body(const RestartForwardingRequest& b, std::string& out) { return encode_forwarding(b, out); }
 Status encode_body(const SetMaxRateRequest& b, std::string& out) {
   put_u32(out, b.rate);
   put_u32(out, static_cast<std::uint32_t>(b.unit));

@@ -75,22 +75,18 @@ struct SendbackRequest {
   bool operator==(const SendbackRequest&) const = default;
 };
 
-// stopForwarding(Node target, String selectorName). The target is named by its node id: its
-// properties play no part in the request, so they are not sent.
-struct StopForwardingRequest {
-  static constexpr Operation kOperation = Operation::stop_forwarding;
+// stopForwarding(Node target, String selectorName) and restartForwarding(Node target, String
+// selectorName), laid out alike. The target is named by its node id: its properties play no
+// part in the request, so they are not sent.
+template <Operation Op>
+struct ForwardingControl {
+  static constexpr Operation kOperation = Op;
   Id128 target;
   std::string selector;
-  bool operator==(const StopForwardingRequest&) const = default;
+  bool operator==(const ForwardingControl&) const = default;
 };
-
-// restartForwarding(Node target, String selectorName), laid out as stopForwarding.
-struct RestartForwardingRequest {
-  static constexpr Operation kOperation = Operation::restart_forwarding;
-  Id128 target;
-  std::string selector;
-  bool operator==(const RestartForwardingRequest&) const = default;
-};
+using StopForwardingRequest = ForwardingControl<Operation::stop_forwarding>;
+using RestartForwardingRequest = ForwardingControl<Operation::restart_forwarding>;
 
 enum class RateUnit : std::uint32_t { bits_per_second = 0, messages_per_second = 1 };
 

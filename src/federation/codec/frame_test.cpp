@@ -12,20 +12,6 @@ namespace {
 
 using namespace testing;
 
-BasicMessage message() {
-  BasicMessage m;
-  m.ttl = 3;
-  m.hops = 2;
-  m.selector = "prices.eu";
-  m.destination = make_id(1);
-  m.origin = make_id(2);
-  m.previous = make_id(3);
-  m.message_id = make_id(4);
-  m.payload = "body";
-  m.stack = {11, 12};
-  return m;
-}
-
 RemoteNode node() {
   return RemoteNode{make_id(9), NodeProperty{{{"selectors", {"orders.>", "prices.eu"}}, {"locale", {"en_GB"}}}}};
 }
@@ -35,8 +21,8 @@ std::vector<Frame> every_operation() {
   return {
       Frame{1, NegotiateRequest{kProtocolVersion, Negotiator{10, -1, ""}}},
       Frame{2, EstablishRequest{node(), 7}},
-      Frame{3, PushRequest{message(), Forwarder{1, "priority", "9"}, 7}},
-      Frame{4, SendbackRequest{message(), 7}},
+      Frame{3, PushRequest{sample_message(), Forwarder{1, "priority", "9"}, 7}},
+      Frame{4, SendbackRequest{sample_message(), 7}},
       Frame{5, StopForwardingRequest{make_id(0x50), "orders.>"}},
       Frame{6, RestartForwardingRequest{make_id(0x50), "orders.>"}},
       Frame{7, SetMaxRateRequest{1'000'000, RateUnit::bits_per_second}},

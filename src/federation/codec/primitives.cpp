@@ -43,6 +43,17 @@ Result<std::int32_t> WireReader::i32(std::string_view what) {
   return static_cast<std::int32_t>(v);
 }
 
+Result<std::uint32_t> WireReader::count(std::string_view what, std::size_t limit,
+                                        std::string_view unit) {
+  const std::size_t at = at_;
+  CARRIER_FED_TRY(v, u32(what));
+  if (v > limit) {
+    return fail(Errc::limit_exceeded, what,
+                std::to_string(v) + " " + std::string(unit) + " is over the limit of " + std::to_string(limit), at);
+  }
+  return v;
+}
+
 Result<Id128> WireReader::id(std::string_view what) {
   if (remaining() < 16) return fail(Errc::protocol_error, what, "truncated 128-bit id", at_);
   Id128 id;

@@ -41,6 +41,9 @@ class WireReader {
 
   Result<std::uint32_t> u32(std::string_view what);
   Result<std::int32_t> i32(std::string_view what);
+  // A u32 count or length that may not exceed `limit` (Errc::limit_exceeded, naming `unit`:
+  // "bytes", "entries").
+  Result<std::uint32_t> count(std::string_view what, std::size_t limit, std::string_view unit);
   Result<Id128> id(std::string_view what);
   // `n` raw bytes (checked against what is left first).
   Result<std::string_view> bytes(std::size_t n, std::string_view what);

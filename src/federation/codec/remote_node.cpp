@@ -74,14 +74,7 @@ Status encode_remote_node(const RemoteNode& n, std::string& out) {
 }
 
 Result<NodeProperty> read_node_property(WireReader& in, const Limits& limits) {
-  const std::size_t slots_at = in.offset();
-  CARRIER_FED_TRY(slot_size, in.u32("NodeProperty slotSize"));
-  if (slot_size > limits.max_property_slots) {
-    return in.fail(Errc::limit_exceeded, "NodeProperty slotSize",
-                   std::to_string(slot_size) + " strings is over the limit of " +
-                       std::to_string(limits.max_property_slots),
-                   slots_at);
-  }
+  CARRIER_FED_TRY(slot_size, in.count("NodeProperty slotSize", limits.max_property_slots, "strings"));
   const std::size_t length_at = in.offset();
   CARRIER_FED_TRY(slot_length, in.u32("NodeProperty slotLength"));
   // Each string takes at least its NUL: both fields are bounded by the bytes present.

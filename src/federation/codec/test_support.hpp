@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "federation/codec/basic_message.hpp"
 #include "federation/codec/id128.hpp"
 
 // Helpers for the codec's tests: spelling wire bytes by hand, and the truncation sweep every
@@ -28,6 +29,21 @@ inline Id128 make_id(std::uint8_t first) {
 
 inline std::string id_bytes(const Id128& id) {
   return std::string(reinterpret_cast<const char*>(id.bytes.data()), id.bytes.size());
+}
+
+// A BasicMessage with every field set, the ids distinct, the payload holding a NUL.
+inline BasicMessage sample_message() {
+  BasicMessage m;
+  m.ttl = 4;
+  m.hops = 1;
+  m.selector = "orders.eu";
+  m.destination = make_id(0x10);
+  m.origin = make_id(0x20);
+  m.previous = make_id(0x30);
+  m.message_id = make_id(0x40);
+  m.payload = std::string("pay\0load", 8);
+  m.stack = {7, -2};
+  return m;
 }
 
 // Every strict prefix of `wire` must be refused by `decode` (never read past it, never
