@@ -32,7 +32,7 @@ unit: build
 integration: build
 	cd $(BUILD) && ctest --output-on-failure -L integration
 
-# ASan+UBSan over every unit test (build-asan), TSan over core, net, auth and store (build-tsan).
+# ASan+UBSan over every unit test (build-asan), TSan over core, net, protocol, auth and store (build-tsan).
 sanitize: bootstrap
 	JOBS=$(JOBS) scripts/sanitize all
 

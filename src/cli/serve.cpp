@@ -15,11 +15,12 @@
 #include "core/broker.hpp"
 #include "core/selector/selector.hpp"
 #include "net/asio.hpp"
+#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
-#include "net/listener.hpp"
 #include "net/shard_pool.hpp"
-#include "mqtt/service.hpp"
-#include "stomp/session.hpp"
+#include "mqtt/protocol.hpp"
+#include "protocol/protocol_set.hpp"
+#include "stomp/protocol.hpp"
 #include "store/store.hpp"
 
 namespace carrier::cli {
@@ -131,12 +132,18 @@ int serve(const config::Flags& flags) {
   memory.set_on_relief(resume_everywhere);
   pressure.set_on_relief(resume_everywhere);
 
+  // The protocols the broker speaks, one registration each (docs/architecture.md).
+  auth::Authenticator& auth = **authenticator;
+  const protocol::Context context{pool, peers, auth, connecting};
+  protocol::ProtocolSet protocols(pool);
+  protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp));
+  protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt));
+
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
-  // MQTT's session records to the client registries.
-  mqtt::Service mqtt_service(pool, peers, cfg->mqtt, **authenticator, connecting);
+  // a protocol's own records (MQTT's sessions) to that protocol.
   std::size_t recovered = 0;
   auto st = (*store)->recover([&](store::RecoveredMessage r) {
-    if (!mqtt_service.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
+    if (!protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
   if (!st) {
@@ -145,31 +152,11 @@ int serve(const config::Flags& flags) {
   }
   (*store)->start();
 
-  auth::Authenticator& auth = **authenticator;
-  net::Listener stomp_listener(
-      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, core::ShardId shard) {
-        auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp,
-                                                        auth, connecting.try_acquire());
-        session->start();
-        session->begin();
-      });
-  if (cfg->stomp_listener.enabled) {
-    if (auto ls = stomp_listener.open(cfg->stomp_listener); !ls) {
-      std::cerr << "carrier: " << ls.error().detail << "\n";
-      (*store)->close();
-      return 1;
-    }
-  }
-
-  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
-    mqtt_service.accept(std::move(socket), shard);
-  });
-  if (cfg->mqtt_listener.enabled) {
-    if (auto ls = mqtt_listener.open(cfg->mqtt_listener); !ls) {
-      std::cerr << "carrier: " << ls.error().detail << "\n";
-      (*store)->close();
-      return 1;
-    }
+  // Every enabled listener binds now: an address in use stops start-up, naming it.
+  if (auto ls = protocols.open(); !ls) {
+    std::cerr << "carrier: " << ls.error().detail << "\n";
+    (*store)->close();
+    return 1;
   }
 
   net::asio::io_context signals_context(1);
@@ -180,19 +167,13 @@ int serve(const config::Flags& flags) {
   });
 
   pool.start();
-  on_every_shard(pool, [&brokers, &pool, &mqtt_service] {
+  on_every_shard(pool, [&brokers, &pool, &protocols] {
     brokers[pool.current()->value()]->start();
-    mqtt_service.start(*pool.current());
+    protocols.start(*pool.current());
   });
-  if (cfg->stomp_listener.enabled) {
-    stomp_listener.start();
-    auto ep = stomp_listener.local_endpoint();
-    log->info("stomp listening on {}:{}", ep.address().to_string(), ep.port());
-  }
-  if (cfg->mqtt_listener.enabled) {
-    mqtt_listener.start();
-    auto ep = mqtt_listener.local_endpoint();
-    log->info("mqtt listening on {}:{}", ep.address().to_string(), ep.port());
+  protocols.start_listening();
+  for (const auto& [name, ep] : protocols.listening()) {
+    log->info("{} listening on {}:{}", name, ep.address().to_string(), ep.port());
   }
   if (auth.has_users()) {
     log->info("authentication: {} user(s){}, anonymous clients {}", auth.user_count(),
@@ -212,16 +193,15 @@ int serve(const config::Flags& flags) {
   log->info("received signal {}: shutting down", received_signal);
 
   // Stop accepting, say goodbye on every connection, give them a moment to flush.
-  if (cfg->stomp_listener.enabled) stomp_listener.stop();
-  if (cfg->mqtt_listener.enabled) mqtt_listener.stop();
+  protocols.stop_listening();
   on_every_shard(pool, [] {
     auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
     for (auto* c : connections) c->shutdown();
   });
-  // The store closes once every connection is gone and MQTT has handed the departing sessions'
-  // records and wills to it (close() then writes and syncs them).
+  // The store closes once every connection is gone and every protocol has handed it what it
+  // must (MQTT: the departing sessions' records and wills; close() then writes and syncs them).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-  while ((open_connections(pool) != 0 || !mqtt_service.idle()) && std::chrono::steady_clock::now() < deadline) {
+  while ((open_connections(pool) != 0 || !protocols.idle()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // What the shards still hold once the connections are gone: durable state only, unless

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/executor.hpp"
+#include "core/message.hpp"
+#include "net/asio.hpp"
+#include "net/options.hpp"
+
+namespace carrier::auth {
+class Authenticator;
+}
+namespace carrier::core {
+class Broker;
+}
+namespace carrier::net {
+class HandshakeLimit;
+}
+
+namespace carrier::protocol {
+
+// What `carrier serve` lends every protocol it runs; all of it outlives the protocol.
+struct Context {
+  core::Executor& executor;            // the shards
+  std::vector<core::Broker*> brokers;  // index = shard
+  auth::Authenticator& authenticator;  // the CONNECT-time hook every protocol shares
+  net::HandshakeLimit& connecting;     // the broker-wide cap on connections not yet logged in
+};
+
+// One protocol as a running broker sees it: a name, where it listens, and the hooks `serve`
+// calls at each step of the broker's life (ProtocolSet calls them; protocol_set.hpp says when).
+// A protocol folder provides one through a `make_protocol` function; it owns whatever state the
+// protocol keeps across connections (MQTT's client registries).
+// Runs on: made, recovered and destroyed by the main thread; start() and start_session() on a
+// shard; idle() from the main thread while the shards run.
+class Protocol {
+ public:
+  virtual ~Protocol() = default;
+  Protocol(const Protocol&) = delete;
+  Protocol& operator=(const Protocol&) = delete;
+
+  // "stomp": the listener's name in its errors and log lines.
+  const std::string& name() const { return name_; }
+  const net::ListenerOptions& listener() const { return listener_; }
+
+  // Runs on `shard`, whose io_context the socket belongs to: makes the connection's session and
+  // starts it (or refuses it, e.g. past the handshake limit).
+  virtual void start_session(net::tcp::socket socket, core::ShardId shard) = 0;
+  // Start-up, before the shards run: takes a recovered record of one of the protocol's own
+  // reserved queues (true). `queue_key` is the store key ("queue:$mqtt-sessions"); what no
+  // protocol takes goes to the core.
+  virtual bool recover(std::string_view queue_key, const core::Message& message) { return false; }
+  // On each shard once it runs, before any listener accepts.
+  virtual void start(core::ShardId shard) {}
+  // Shutdown, once every connection was told to go: false while the protocol still has
+  // something to hand to the store (MQTT's departing sessions and wills). The store closes
+  // when every protocol is idle, or after the grace period.
+  virtual bool idle() const { return true; }
+
+ protected:
+  Protocol(std::string name, net::ListenerOptions listener) : name_(std::move(name)), listener_(std::move(listener)) {}
+
+ private:
+  std::string name_;
+  net::ListenerOptions listener_;
+};
+
+}  // namespace carrier::protocol
