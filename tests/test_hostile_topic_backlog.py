@@ -19,8 +19,12 @@ from helpers.wait import wait_for
 KiB = 1024
 BOUND = 256 * KiB
 BODY = 4 * KiB
-TOTAL = 400  # 1.6 MiB: far past the bound, and past the 1 MiB memory limit below
+TOTAL = 800  # 3.2 MiB, far past the bound: more than the producers' reads in flight before it holds
 OTHERS = 100
+# The memory limit test: the default bound is capped at a quarter of the limit (1 MiB); the rest
+# is slack for what producers send before the mark reaches them (other shards).
+LIMIT = 4 * 1024 * KiB
+FLOOD = 1600  # 6.4 MiB: without a per-topic bound the backlog would reach the limit
 
 
 def wait_stalled(value, quiet=0.5, timeout=30.0, what="progress to stop"):
@@ -39,18 +43,18 @@ def wait_stalled(value, quiet=0.5, timeout=30.0, what="progress to stop"):
 
 
 class StompFlood(threading.Thread):
-    """Sends TOTAL messages of BODY bytes to `destination` as fast as the socket takes them, a
+    """Sends `total` messages of BODY bytes to `destination` as fast as the socket takes them, a
     receipt on each; the body starts with its sequence number."""
 
-    def __init__(self, client, destination):
+    def __init__(self, client, destination, total=TOTAL):
         super().__init__(daemon=True)
-        self.client, self.destination = client, destination
+        self.client, self.destination, self.total = client, destination, total
         self.error = None
 
     def run(self):
         filler = "x" * (BODY - 16)
         try:
-            for seq in range(TOTAL):
+            for seq in range(self.total):
                 self.client.conn.send(self.destination, "%016d" % seq + filler, headers={"receipt": f"a{seq}"})
         except Exception as e:  # reported by the test
             self.error = e
@@ -173,19 +177,19 @@ def test_mqtt_publisher_is_held_back_until_the_slow_subscriber_leaves(broker_fac
 @pytest.mark.timeout(90)
 def test_slow_subscriber_alone_does_not_stop_the_broker_at_its_memory_limit(broker_factory, stomp_client):
     # No subscriber_backlog_bytes: the default bound, capped at a quarter of the limit.
-    broker = broker_factory(config=config(core(memory_limit_bytes=1024 * KiB)))
+    broker = broker_factory(config=config(core(memory_limit_bytes=LIMIT)))
     topic_a, topic_b, queue = fresh("topic", "a"), fresh("topic", "b"), fresh("queue", "q")
     slow = slow_subscriber(broker.port, topic_a)
     producer = stomp_client(broker)
-    flood = StompFlood(producer, topic_a)
+    flood = StompFlood(producer, topic_a, FLOOD)
     flood.start()
 
     held = wait_stalled(flood.confirmed, what="the topic's producer to be held back")
-    assert held < TOTAL
+    assert held < FLOOD
     # Without a per-topic bound the backlog would reach the limit and pause every producer.
     others_go_on(broker, stomp_client, topic_b, queue)
 
     slow.close()
-    wait_for(lambda: flood.confirmed() == TOTAL, 20.0, "every receipt once the slow subscriber left")
+    wait_for(lambda: flood.confirmed() == FLOOD, 30.0, "every receipt once the slow subscriber left")
     flood.join(10)
     assert flood.error is None, flood.error
