@@ -6,7 +6,6 @@ producers resume and every message is delivered. With `memory_limit_bytes` set, 
 most a quarter of it, so one slow subscriber cannot stop the whole broker."""
 
 import threading
-import time
 
 import pytest
 
@@ -14,7 +13,7 @@ from helpers import raw_mqtt
 from helpers.raw_mqtt import RawMqtt
 from helpers.raw_stomp import RawStomp
 from helpers.reliable import config, core, fresh, name_of
-from helpers.wait import wait_for
+from helpers.wait import wait_for, wait_stalled
 
 KiB = 1024
 BOUND = 256 * KiB
@@ -25,21 +24,6 @@ OTHERS = 100
 # is slack for what producers send before the mark reaches them (other shards).
 LIMIT = 4 * 1024 * KiB
 FLOOD = 1600  # 6.4 MiB: without a per-topic bound the backlog would reach the limit
-
-
-def wait_stalled(value, quiet=0.5, timeout=30.0, what="progress to stop"):
-    """Waits until value() has not changed for `quiet` seconds; returns it."""
-    last = [value(), time.monotonic()]
-
-    def stalled():
-        now, current = time.monotonic(), value()
-        if current != last[0]:
-            last[:] = [current, now]
-            return False
-        return now - last[1] >= quiet
-
-    wait_for(stalled, timeout, what)
-    return last[0]
 
 
 class StompFlood(threading.Thread):
@@ -62,6 +46,16 @@ class StompFlood(threading.Thread):
     def confirmed(self):
         with self.client.cond:
             return sum(1 for r in self.client.receipts if r.startswith("a"))
+
+
+def flood_until_held(producer, topic, total=TOTAL):
+    """Starts a StompFlood of `total` to `topic` and waits until its receipts stop coming."""
+    flood = StompFlood(producer, topic, total)
+    flood.start()
+    held = wait_stalled(flood.confirmed, what="the topic's producer to be held back")
+    assert flood.error is None, flood.error
+    assert held < total, "every SEND was taken: the slow subscriber's backlog is unbounded"
+    return flood
 
 
 def slow_subscriber(port, destination):
@@ -100,13 +94,7 @@ def test_slow_subscriber_holds_back_only_its_topics_producer_until_it_acks(broke
     slow = slow_subscriber(broker.port, topic_a)
     fast = stomp_client(broker)
     fast.subscribe(topic_a)
-    producer = stomp_client(broker)
-    flood = StompFlood(producer, topic_a)
-    flood.start()
-
-    held = wait_stalled(flood.confirmed, what="the topic's producer to be held back")
-    assert flood.error is None, flood.error
-    assert held < TOTAL, "every SEND was taken: the slow subscriber's backlog is unbounded"
+    flood = flood_until_held(stomp_client(broker), topic_a)
     others_go_on(broker, stomp_client, topic_b, queue)
     assert flood.confirmed() < TOTAL, "the topic's producer was let go with its subscriber still stuck"
 
@@ -180,12 +168,7 @@ def test_slow_subscriber_alone_does_not_stop_the_broker_at_its_memory_limit(brok
     broker = broker_factory(config=config(core(memory_limit_bytes=LIMIT)))
     topic_a, topic_b, queue = fresh("topic", "a"), fresh("topic", "b"), fresh("queue", "q")
     slow = slow_subscriber(broker.port, topic_a)
-    producer = stomp_client(broker)
-    flood = StompFlood(producer, topic_a, FLOOD)
-    flood.start()
-
-    held = wait_stalled(flood.confirmed, what="the topic's producer to be held back")
-    assert held < FLOOD
+    flood = flood_until_held(stomp_client(broker), topic_a, FLOOD)
     # Without a per-topic bound the backlog would reach the limit and pause every producer.
     others_go_on(broker, stomp_client, topic_b, queue)
 

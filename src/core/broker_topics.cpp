@@ -421,8 +421,9 @@ void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> delive
     }
     account_hold(*m);
     const std::string& topic = m->destination.name;
-    // Taken even past the bound: the topic's producers pause at their next SEND instead.
-    if (bounded && q->ready_bytes() + m->footprint() > bound &&
+    // Taken even past the bound: the topic's producers pause at their next SEND instead. Noted
+    // once per topic while over (a producer the mark has not reached yet keeps sending).
+    if (bounded && q->ready_bytes() + m->footprint() > bound && !it->second.pressing.contains(topic) &&
         (over.empty() || over.back().first != id || over.back().second != topic)) {
       over.emplace_back(id, topic);
     }
