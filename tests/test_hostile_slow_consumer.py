@@ -301,11 +301,13 @@ def test_topic_policy_bounds_a_plain_subscriber_that_never_reads(broker_factory)
 
 def test_backlog_of_a_subscriber_that_never_acks_can_be_bounded(broker_factory):
     # Issue 10 item 4, small messages: a plain subscriber that stops acknowledging makes its
-    # messages wait in the core, not in its output. With [core] subscriber_backlog_bytes its
-    # backlog is bounded (the oldest dropped), so its producer and everyone else keep going at the
-    # memory limit. Without the bound (the default) the producer stops once the limit is reached.
+    # messages wait in the core, not in its output. With [core] subscriber_backlog_overflow =
+    # "drop-oldest" its backlog is bounded by dropping the oldest, so its producer and everyone
+    # else keep going at the memory limit. (With "block", the default, that topic's producer is
+    # held back instead: test_hostile_topic_backlog.py.)
     b = broker_factory(store="memory", shards=1,
-                       config=config(core(memory_limit_bytes=24 * MiB, subscriber_backlog_bytes=2 * MiB)))
+                       config=config(core(memory_limit_bytes=24 * MiB, subscriber_backlog_bytes=2 * MiB,
+                                          subscriber_backlog_overflow="drop-oldest")))
     topic = fresh("topic", "backlog")
     slow = SlowStomp(b.port)
     try:

@@ -363,6 +363,16 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
     {"subscriber_backlog_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.subscriber_backlog_bytes); }},
+    {"subscriber_backlog_overflow",
+     [](const Field& f, Config& c) -> Status {
+       // Spelled as a policy's `overflow`; `reject` has no meaning for a publish others take.
+       static constexpr std::string_view kOverflow[] = {"block", "drop-oldest"};
+       auto name = read_name(f, kOverflow);
+       if (!name) return unexpected(std::move(name).error());
+       c.core.subscriber_backlog_overflow =
+           *name == "block" ? core::OverflowPolicy::block : core::OverflowPolicy::drop_oldest;
+       return ok();
+     }},
     // At most 100 years: epoch ms plus the limit stays far from overflow.
     {"max_schedule_delay_ms",
      [](const Field& f, Config& c) {

@@ -569,7 +569,8 @@ TEST(ConfigParse, Policies) {
   EXPECT_EQ(c.core.memory_limit_bytes, 1048576u);
   EXPECT_EQ(c.core.max_schedule_delay_ms, 86400000u);
   EXPECT_EQ(c.core.max_selector_bytes, 4096u);  // the default
-  EXPECT_EQ(c.core.subscriber_backlog_bytes, 0u);  // unbounded unless asked for
+  EXPECT_EQ(c.core.subscriber_backlog_bytes, 8u << 20);  // the default
+  EXPECT_EQ(c.core.subscriber_backlog_overflow, core::OverflowPolicy::block);
   ASSERT_EQ(c.core.policies.size(), 2u);
   const auto& p = c.core.policies[0];
   EXPECT_EQ(p.match, "queue:orders.>");
@@ -596,6 +597,18 @@ TEST(ConfigParse, PolicyErrorsNameTheKey) {
   auto overflow = parse_toml("[[policy]]\noverflow = \"drop\"\n", "c.toml");
   ASSERT_FALSE(overflow);
   EXPECT_THAT(overflow.error().detail, HasSubstr("'policy[0].overflow'"));
+}
+
+TEST(ConfigParse, SubscriberBacklog) {
+  const Config c = parse_ok("[core]\nsubscriber_backlog_bytes = 1024\nsubscriber_backlog_overflow = \"drop-oldest\"\n");
+  EXPECT_EQ(c.core.backlog_bound(), 1024u);
+  EXPECT_EQ(c.core.subscriber_backlog_overflow, core::OverflowPolicy::drop_oldest);
+  // A quarter of the memory limit at most: one subscriber alone cannot reach it.
+  const Config limited = parse_ok("[core]\nmemory_limit_bytes = 4194304\n");
+  EXPECT_EQ(limited.core.backlog_bound(), 1u << 20);
+  auto bad = parse_toml("[core]\nsubscriber_backlog_overflow = \"reject\"\n", "c.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().detail, HasSubstr("'core.subscriber_backlog_overflow'"));
 }
 
 // --- [mqtt] ------------------------------------------------------------------------------------

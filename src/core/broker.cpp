@@ -469,6 +469,7 @@ void Broker::unsubscribe(ConsumerId id, Completion done) {
   if (info.topic_private) {
     auto sub = topic_subscriptions_.find(id);
     std::string filter = sub->second.filter;
+    relieve_backlog(sub->second, true);  // a mark left behind would pause its topics for good
     for (auto& e : sub->second.queue->take_all()) account_release(*e.message);
     topic_subscriptions_.erase(sub);
     account(-kQueueOverheadBytes);
@@ -542,6 +543,7 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
         handle_rejected(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
       }
     }
+    relieve_backlog(sub);
     if (!state.empty()) {
       write_state(std::move(state), std::move(done));
       return;

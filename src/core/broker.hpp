@@ -247,6 +247,9 @@ class Broker {
   struct TopicSubscription {
     std::string filter;
     std::unique_ptr<Queue> queue;
+    // Topic names whose keys this subscription marked in pressure_ while over its backlog bound
+    // (broker_topics.cpp): all cleared together below 90% of it, or when it goes.
+    std::unordered_set<std::string> pressing = {};
   };
 
   // A message on its way to a queue: which queue, which message.
@@ -321,9 +324,13 @@ class Broker {
   // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
   // if it does not fit (broker_topics.cpp).
   bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
-  // The default bound of a plain subscription whose topic has no limits of its own: drop-oldest
-  // at `subscriber_backlog_bytes` of waiting messages.
+  // The default bound of a plain subscription whose topic has no limits of its own
+  // (Options::backlog_bound): with drop-oldest, trim_backlog makes room for `m`; with block, past
+  // the bound press_backlog marks the topic of each message that arrives for it, and
+  // relieve_backlog clears every mark once it is under 90% (or `all`: it is going).
   void trim_backlog(Queue& q, const Message& m);
+  void press_backlog(TopicSubscription& sub, const std::string& topic);
+  void relieve_backlog(TopicSubscription& sub, bool all = false);
   // A `block` queue that became full is marked in pressure_, and cleared below 90%.
   void update_pressure(const std::string& key, OwnedQueue& oq);
   void clear_pressure(const std::string& key, OwnedQueue& oq);

@@ -486,6 +486,7 @@ void Broker::sweep() {
     std::vector<MessagePtr> gone;
     for (auto& e : sub.queue->take_expired(now)) gone.push_back(std::move(e.message));
     if (!gone.empty()) release(sub.queue->key(), false, gone, batch);
+    relieve_backlog(sub);
   }
   for (const auto& key : idle) {
     auto it = queues_.find(key);

@@ -557,13 +557,15 @@ TEST_F(BrokerTest, TopicPolicyLimitsBoundAPlainSubscriptionWithoutRefusingThePro
   }
 }
 
-TEST_F(BrokerTest, PlainSubscriptionBacklogIsBoundedByDefault) {
-  // No topic policy: a subscriber that stops acking keeps at most subscriber_backlog_bytes
-  // waiting, the oldest dropped first, so it alone cannot hold the broker at its memory limit.
+TEST_F(BrokerTest, PlainSubscriptionBacklogDropsOldestWhenAsked) {
+  // No topic policy, subscriber_backlog_overflow = drop-oldest: a subscriber that stops acking
+  // keeps at most subscriber_backlog_bytes waiting, the oldest dropped first, so it alone cannot
+  // hold the broker at its memory limit. (The default, block, is in topic_backlog_test.cpp.)
   MemoryGauge gauge(1 << 30);
   Options o;
   const auto one = make(std::string(1000, 'x'), kTopic)->footprint();
   o.subscriber_backlog_bytes = 3 * one;
+  o.subscriber_backlog_overflow = OverflowPolicy::drop_oldest;
   build(o, &gauge);
   auto c = std::make_shared<Collector>();
   ConsumerId id;

@@ -395,8 +395,12 @@ void Broker::remove_subscription(std::string name, Completion done) {
 
 void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries) {
   std::vector<Queue*> dirty;
+  std::vector<std::pair<ConsumerId, std::string>> over;  // (subscription, topic) past the bound
   const Message* last = nullptr;
   const DestinationPolicy* policy = nullptr;
+  const std::uint64_t bound = options_.backlog_bound();
+  const bool dropping = bound != 0 && options_.subscriber_backlog_overflow == OverflowPolicy::drop_oldest;
+  const bool blocking = bound != 0 && !dropping && pressure_ != nullptr;
   for (auto& [id, m] : deliveries) {
     auto it = topic_subscriptions_.find(id);
     if (it == topic_subscriptions_.end()) continue;  // unsubscribed while the message was on its way
@@ -405,18 +409,33 @@ void Broker::topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> delive
       last = m.get();
       policy = &policy_for(m->destination);
     }
+    bool bounded = false;
     if (policy->max_messages != 0 || policy->max_bytes != 0) {
       // A plain subscription cannot refuse a publish that others take: with `reject` this
       // subscriber misses the new message, with `drop-oldest` its oldest waiting one.
       if (!fits_private(*q, *policy, *m)) continue;
-    } else if (options_.backlog_bound() != 0) {
+    } else if (dropping) {
       trim_backlog(*q, *m);
+    } else {
+      bounded = blocking;
     }
     account_hold(*m);
+    const std::string& topic = m->destination.name;
+    // Taken even past the bound: the topic's producers pause at their next SEND instead. Noted
+    // once per topic while over (a producer the mark has not reached yet keeps sending).
+    if (bounded && q->ready_bytes() + m->footprint() > bound && !it->second.pressing.contains(topic) &&
+        (over.empty() || over.back().first != id || over.back().second != topic)) {
+      over.emplace_back(id, topic);
+    }
     q->enqueue(std::move(m));
     if (dirty.empty() || dirty.back() != q) dirty.push_back(q);
   }
   for (auto* q : dirty) dispatch(q->key(), *q, false);
+  // Still over once its consumer took what it could: hold back those topics' producers.
+  for (auto& [id, topic] : over) {
+    auto it = topic_subscriptions_.find(id);  // a delivery may have ended it
+    if (it != topic_subscriptions_.end() && it->second.queue->ready_bytes() > bound) press_backlog(it->second, topic);
+  }
 }
 
 void Broker::trim_backlog(Queue& q, const Message& m) {
@@ -426,6 +445,23 @@ void Broker::trim_backlog(Queue& q, const Message& m) {
     account_release(*oldest.message);
     ++backlog_dropped_;
   }
+}
+
+void Broker::press_backlog(TopicSubscription& sub, const std::string& topic) {
+  // Once per topic and subscription (a wildcard one marks each topic it keeps receiving).
+  if (!sub.pressing.insert(topic).second) return;
+  pressure_->block(Destination{DestinationKind::topic, topic}.key());
+}
+
+void Broker::relieve_backlog(TopicSubscription& sub, bool all) {
+  if (sub.pressing.empty()) return;
+  const std::uint64_t bound = options_.backlog_bound();
+  if (!all && sub.queue->ready_bytes() * 10 >= bound * 9) return;  // hysteresis: not at every ack
+  std::vector<std::string> keys;
+  keys.reserve(sub.pressing.size());
+  for (const auto& name : sub.pressing) keys.push_back(Destination{DestinationKind::topic, name}.key());
+  sub.pressing.clear();
+  pressure_->clear_all(keys);
 }
 
 bool Broker::fits_private(Queue& q, const DestinationPolicy& policy, const Message& m) {

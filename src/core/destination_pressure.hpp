@@ -8,10 +8,13 @@
 
 namespace carrier::core {
 
-// Queues over their limits whose policy says `overflow = "block"`, visible to every shard. The
-// owner shard marks a queue blocked when it is full and clears it below 90%; a protocol session
-// asks before reading a SEND and pauses that producer's connection while its queue is blocked,
-// so back-pressure falls on the producers of the full queue only. `on_relief` runs at every
+// Queues over their limits whose policy says `overflow = "block"`, and topics whose messages a
+// plain subscription over its backlog bound keeps receiving (`[core] subscriber_backlog_overflow`),
+// visible to every shard. The owner shard marks a queue blocked when it is full and clears it
+// below 90% (a subscription's home shard likewise its topics); a protocol session asks before
+// reading a SEND or PUBLISH and pauses that producer's connection while its destination is
+// blocked, so back-pressure falls on the producers of the full destination only. Marks count:
+// a topic stays blocked while any subscription holds a mark on it. `on_relief` runs at every
 // clear, and paused connections read again (and ask again).
 // Keys are hashed into slots: a collision can pause a producer of another queue until the
 // blocked one drains — rare, temporary, and never a lost message. The fast path (nothing blocked
@@ -28,6 +31,14 @@ class DestinationPressure {
   void clear(std::string_view key) {
     slots_[slot(key)].fetch_sub(1, std::memory_order_relaxed);
     blocked_.fetch_sub(1, std::memory_order_release);
+    if (on_relief_) on_relief_();
+  }
+  // Several keys at once (the topics a slow subscription marked): one relief for all of them.
+  template <typename Keys>
+  void clear_all(const Keys& keys) {
+    if (keys.empty()) return;
+    for (const auto& key : keys) slots_[slot(key)].fetch_sub(1, std::memory_order_relaxed);
+    blocked_.fetch_sub(static_cast<std::uint32_t>(keys.size()), std::memory_order_release);
     if (on_relief_) on_relief_();
   }
   bool any() const { return blocked_.load(std::memory_order_acquire) != 0; }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,12 +49,21 @@ struct Options {
   std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
   std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)
   // Messages a plain (non-durable, unshared) topic subscription may have waiting, in bytes, when
-  // its topic's policy sets no max_messages/max_bytes: past it the oldest waiting one is dropped
-  // for that subscriber (as ActiveMQ's pending-message limit and NATS's slow-consumer limit do), so
-  // one subscriber that stops reading cannot hold the broker at its memory limit. 0 (the
-  // default): unbounded, so nothing is dropped and a full broker holds its producers back instead.
-  std::uint64_t subscriber_backlog_bytes = 0;
-  std::uint64_t backlog_bound() const { return subscriber_backlog_bytes; }
+  // its topic's policy sets no max_messages/max_bytes; 0: unbounded. Past it, `block` (the
+  // default) pauses the producers of the topics whose messages keep arriving for it until it is
+  // back under 90%, so one subscriber that stops reading holds back its own topics' producers,
+  // not the whole broker; `drop_oldest` drops its oldest waiting message instead (as ActiveMQ's
+  // pending-message limit and NATS's slow-consumer limit do), counted in backlog_dropped.
+  // 8 MiB: thousands of typical messages of slack beyond the prefetch window, little memory per
+  // stuck subscriber when no memory limit is set.
+  std::uint64_t subscriber_backlog_bytes = 8 << 20;
+  OverflowPolicy subscriber_backlog_overflow = OverflowPolicy::block;
+  // The bound in force: never more than a quarter of memory_limit_bytes, so one subscriber alone
+  // cannot take the broker to its global limit (which pauses every producer).
+  std::uint64_t backlog_bound() const {
+    if (memory_limit_bytes == 0 || subscriber_backlog_bytes == 0) return subscriber_backlog_bytes;
+    return std::max<std::uint64_t>(1, std::min(subscriber_backlog_bytes, memory_limit_bytes / 4));
+  }
 };
 
 }  // namespace carrier::core

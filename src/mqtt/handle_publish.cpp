@@ -183,6 +183,18 @@ void Session::flush_publishes() {
   }
 }
 
+bool Session::publishes_to_blocked_topic(const codec::Publish& p) const {
+  const auto* pressure = broker_.pressure();
+  if (pressure == nullptr || !pressure->any()) return false;
+  std::string_view topic = p.topic;
+  if (topic.empty() && p.properties.topic_alias) {
+    auto it = inbound_aliases_.find(*p.properties.topic_alias);
+    if (it == inbound_aliases_.end()) return false;  // handle_publish refuses the unknown alias
+    topic = it->second;
+  }
+  return pressure->blocked(core::Destination{core::DestinationKind::topic, to_core_name(topic)}.key());
+}
+
 void Session::handle_pubrel(const codec::Pubrel& p) {
   if (inbound_qos2_.erase(p.packet_id) != 0) {
     --inbound_unacked_;

@@ -119,6 +119,13 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    if (const auto* p = std::get_if<codec::Publish>(&*r.packet); p != nullptr && publishes_to_blocked_topic(*p)) {
+      // A subscriber of its topic is over its backlog: QoS 0 included, the publisher waits in
+      // TCP back-pressure, never disconnected; the relief resumes it.
+      log()->debug("{} topic held back by a slow subscriber: pausing this publisher", log_prefix());
+      pause_reading();
+      break;
+    }
     offset += r.consumed;
     handle(*r.packet);
   }

@@ -141,6 +141,9 @@ class Session : public net::Connection {
   void handle_pubrel(const codec::Pubrel& pubrel);
   // The PUBLISHes of one read go to the broker as one batch.
   void flush_publishes();
+  // Whether a PUBLISH goes to a topic whose producers are held back because a subscriber is
+  // over its backlog (core::DestinationPressure): it is left unread until that drains.
+  bool publishes_to_blocked_topic(const codec::Publish& publish) const;
 
   // --- handle_subscribe.cpp
   void handle_subscribe(codec::Subscribe& subscribe);

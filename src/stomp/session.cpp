@@ -142,8 +142,9 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
-    if (step->frame->command == codec::Command::send && sends_to_blocked_queue(*step->frame)) {
-      // Its queue is full (overflow = "block"): leave this SEND unread until the queue drains.
+    if (step->frame->command == codec::Command::send && sends_to_blocked_destination(*step->frame)) {
+      // Its queue is full (overflow = "block") or its topic has a subscriber over its backlog:
+      // leave this SEND unread until that drains.
       log()->debug("{} destination full: pausing this producer", log_prefix());
       pause_reading();
       break;
@@ -157,7 +158,7 @@ void Session::on_data(std::string& buffer) {
   flush();
 }
 
-bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
+bool Session::sends_to_blocked_destination(const codec::Frame& frame) const {
   const auto* pressure = broker_.pressure();
   if (pressure == nullptr || !pressure->any()) return false;
   const auto* text = frame.header("destination");
@@ -168,7 +169,7 @@ bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
     auto one = rest.substr(0, comma);
     while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
     auto dest = parse_destination(one, false);
-    if (dest && dest->kind == core::DestinationKind::queue && pressure->blocked(dest->key())) return true;
+    if (dest && dest->kind != core::DestinationKind::temp_queue && pressure->blocked(dest->key())) return true;
     if (comma == std::string_view::npos) return false;
     rest.remove_prefix(comma + 1);
   }

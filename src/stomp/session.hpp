@@ -131,8 +131,9 @@ class Session : public net::Connection {
   std::size_t transaction_byte_limit() const;
   void handle_disconnect(codec::Frame& frame);
 
-  // Whether a SEND names a queue that is full with overflow = "block" (core::DestinationPressure).
-  bool sends_to_blocked_queue(const codec::Frame& frame) const;
+  // Whether a SEND names a destination whose producers are held back (core::DestinationPressure):
+  // a queue full with overflow = "block", or a topic a slow subscriber is over its backlog on.
+  bool sends_to_blocked_destination(const codec::Frame& frame) const;
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.

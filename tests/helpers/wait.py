@@ -39,3 +39,19 @@ def assert_stays(cond, duration=0.3, message=None, interval=DEFAULT_INTERVAL):
         if time.monotonic() >= deadline:
             return
         time.sleep(interval)
+
+
+def wait_stalled(value, quiet=0.5, timeout=30.0, what="progress to stop"):
+    """Waits until `value()` has not changed for `quiet` seconds (a producer held back by the
+    broker: its count of confirmed messages stops moving); returns that value."""
+    last = [value(), time.monotonic()]
+
+    def stalled():
+        now, current = time.monotonic(), value()
+        if current != last[0]:
+            last[:] = [current, now]
+            return False
+        return now - last[1] >= quiet
+
+    wait_for(stalled, timeout, what)
+    return last[0]
