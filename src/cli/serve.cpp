@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "core/broker.hpp"
 #include "core/selector/selector.hpp"
+#include "http/session.hpp"
 #include "net/asio.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/listener.hpp"
@@ -29,7 +30,7 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, mqtt, data_dir, store, postgres, log_level, recover;
+  std::string stomp, mqtt, http, data_dir, store, postgres, log_level, recover;
   unsigned shards = 0;
 };
 
@@ -172,6 +173,23 @@ int serve(const config::Flags& flags) {
     }
   }
 
+  // HTTP (src/http): one session per connection on the accepting shard, counted among those
+  // connecting until its first complete request.
+  net::Listener http_listener(pool, "http", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket,
+                                                                                core::ShardId shard) {
+    auto session = std::make_shared<http::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->http, auth,
+                                                   connecting.try_acquire());
+    session->start();
+    session->begin();
+  });
+  if (cfg->http_listener.enabled) {
+    if (auto ls = http_listener.open(cfg->http_listener); !ls) {
+      std::cerr << "carrier: " << ls.error().detail << "\n";
+      (*store)->close();
+      return 1;
+    }
+  }
+
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
   int received_signal = 0;
@@ -194,6 +212,11 @@ int serve(const config::Flags& flags) {
     auto ep = mqtt_listener.local_endpoint();
     log->info("mqtt listening on {}:{}", ep.address().to_string(), ep.port());
   }
+  if (cfg->http_listener.enabled) {
+    http_listener.start();
+    auto ep = http_listener.local_endpoint();
+    log->info("http listening on {}:{}", ep.address().to_string(), ep.port());
+  }
   if (auth.has_users()) {
     log->info("authentication: {} user(s){}, anonymous clients {}", auth.user_count(),
               cfg->auth.users_file.empty() ? std::string() : " (users file " + cfg->auth.users_file.string() + ")",
@@ -214,6 +237,7 @@ int serve(const config::Flags& flags) {
   // Stop accepting, say goodbye on every connection, give them a moment to flush.
   if (cfg->stomp_listener.enabled) stomp_listener.stop();
   if (cfg->mqtt_listener.enabled) mqtt_listener.stop();
+  if (cfg->http_listener.enabled) http_listener.stop();
   on_every_shard(pool, [] {
     auto connections = net::Connection::on_this_shard();  // a copy: shutdown() removes from it
     for (auto* c : connections) c->shutdown();
@@ -250,6 +274,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--config", flags->config_file, "TOML configuration file");
   cmd->add_option("--stomp", flags->stomp, "STOMP listener HOST:PORT, or off");
   cmd->add_option("--mqtt", flags->mqtt, "MQTT listener HOST:PORT, or off");
+  cmd->add_option("--http", flags->http, "HTTP listener HOST:PORT, or off");
   cmd->add_option("--data-dir", flags->data_dir, "Data directory");
   cmd->add_option("--store", flags->store, "Store kind: log | sqlite | postgres | memory");
   cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
@@ -261,6 +286,7 @@ void add_serve_command(CLI::App& app) {
     if (cmd->count("--config")) f.config_file = flags->config_file;
     if (cmd->count("--stomp")) f.stomp = flags->stomp;
     if (cmd->count("--mqtt")) f.mqtt = flags->mqtt;
+    if (cmd->count("--http")) f.http = flags->http;
     if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
     if (cmd->count("--store")) f.store = flags->store;
     if (cmd->count("--postgres")) f.postgres = flags->postgres;
