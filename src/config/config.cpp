@@ -338,20 +338,22 @@ constexpr Key kMqttKeys[] = {
      }},
 };
 
+// A `listen` key: "HOST:PORT" or "off" into `out`, which is left alone on a bad value.
+Status read_listen(const Field& f, net::ListenerOptions& out) {
+  const auto* text = f.node.as_string();
+  if (text == nullptr) return f.must_be("\"HOST:PORT\" or \"off\"");
+  net::ListenerOptions parsed = out;
+  if (auto problem = listen_problem(text->get(), parsed); !problem.empty()) {
+    if (problem == kNotListen) return f.must_be("\"HOST:PORT\" or \"off\"");
+    return f.must_be("\"HOST:PORT\" or \"off\" (" + problem + ")");
+  }
+  out = std::move(parsed);
+  return ok();
+}
+
 // [http]: the HTTP listener (docs/http.md).
 constexpr Key kHttpKeys[] = {
-    {"listen",
-     [](const Field& f, Config& c) -> Status {
-       const auto* text = f.node.as_string();
-       if (text == nullptr) return f.must_be("\"HOST:PORT\" or \"off\"");
-       net::ListenerOptions parsed = c.http_listener;
-       if (auto problem = listen_problem(text->get(), parsed); !problem.empty()) {
-         if (problem == kNotListen) return f.must_be("\"HOST:PORT\" or \"off\"");
-         return f.must_be("\"HOST:PORT\" or \"off\" (" + problem + ")");
-       }
-       c.http_listener = std::move(parsed);
-       return ok();
-     }},
+    {"listen", [](const Field& f, Config& c) { return read_listen(f, c.http_listener); }},
     {"max_header_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kUint32Max), c.http.max_header_bytes); }},
     {"max_body_bytes",
