@@ -176,3 +176,18 @@ def test_basic_auth_with_the_brokers_users(auth_http, stomp_client):
 
 def test_without_users_everyone_is_let_in(broker):
     send(broker.http_port, name(), b"x", headers=basic("nobody", "anything"))
+
+
+def test_failed_logins_from_one_address_are_throttled_with_429(broker_factory, alice_line):
+    # The failure ledger STOMP and MQTT share: past source_failure_limit wrong passwords, the
+    # address is refused without a check (429), and even the right password waits.
+    b = broker_factory(start=False, config='[auth]\nusers_file = "users.txt"\nfailure_delay_ms = 0\n'
+                                           'source_failure_limit = 3\nfailure_window_ms = 600000\n')
+    (b.workdir / "users.txt").write_text(alice_line + "\n")
+    b.start()
+    statuses = [request(b.http_port, "GET", "/v1/openapi.json", headers=basic("alice", f"bad{i}")).status
+                for i in range(5)]
+    assert statuses[:3] == [401, 401, 401] and statuses[3:] == [429, 429], statuses
+    r = request(b.http_port, "GET", "/v1/openapi.json", headers=basic("alice", "wonderland"))
+    assert_problem(r, 429)
+    assert r.headers["retry-after"] == "5"

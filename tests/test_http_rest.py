@@ -187,3 +187,21 @@ def test_poll_abandoned_by_its_client_gives_its_messages_back(broker):
     send(broker.http_port, q, b"not lost")
     got = wait_for(lambda: receive(broker.http_port, q, "wait=1s"), 10, "the message at the next poll")
     assert [m["body"] for m in got] == ["not lost"]
+
+
+def test_messages_of_a_response_never_written_go_back(broker):
+    # The client asks for messages that are there, and is gone before the answer can be
+    # written in full: the poll's consumer is detached unacked, so they go back to the queue.
+    import socket
+    import struct
+    q = name()
+    big = b"x" * (12 << 20)  # more than the kernel buffers: the response cannot be written at once
+    send(broker.http_port, q, big)
+    s = socket.create_connection(("127.0.0.1", broker.http_port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(f"GET /v1/queues/{q}/messages?max=1&wait=5s HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    s.recv(1024)  # the response has started
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()  # reset: the rest of the response is never read
+    got = wait_for(lambda: receive(broker.http_port, q, "max=1&wait=1s"), 10, "the message back in the queue")
+    assert body_of(got[0]) == big and got[0]["redelivered"] is True
