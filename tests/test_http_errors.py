@@ -191,3 +191,11 @@ def test_failed_logins_from_one_address_are_throttled_with_429(broker_factory, a
     r = request(b.http_port, "GET", "/v1/openapi.json", headers=basic("alice", "wonderland"))
     assert_problem(r, 429)
     assert r.headers["retry-after"] == "5"
+
+
+def test_unknown_queue_is_404_when_queues_are_not_created_on_use(broker_factory):
+    b = broker_factory(config='[core]\nauto_create = false\nqueues = ["known"]\n')
+    doc = assert_problem(request(b.http_port, "POST", "/v1/queues/unknown/messages", body=b"x"), 404)
+    assert "unknown" in doc["detail"]
+    assert_problem(request(b.http_port, "GET", "/v1/queues/unknown/messages"), 404)
+    send(b.http_port, "known", b"x")
