@@ -199,3 +199,24 @@ def test_unknown_queue_is_404_when_queues_are_not_created_on_use(broker_factory)
     assert "unknown" in doc["detail"]
     assert_problem(request(b.http_port, "GET", "/v1/queues/unknown/messages"), 404)
     send(b.http_port, "known", b"x")
+
+
+def test_request_smuggling_shapes_and_other_codings(broker):
+    cases = {
+        b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n": 400,
+        b"Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd": 400,
+        b"Content-Length: -1\r\n\r\n": 400,
+        b"Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n": 501,
+    }
+    for headers, status in cases.items():
+        with Raw(broker.http_port) as raw:
+            raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\n".encode() + headers)
+            got = raw.read_response()
+            assert got[0] == status, (headers, got)
+            assert got[1]["content-type"] == "application/problem+json"
+
+
+def test_absolute_form_target_is_the_same_resource(broker):
+    with Raw(broker.http_port) as raw:
+        raw.send(b"GET http://127.0.0.1/v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert raw.read_response()[0] == 200

@@ -205,3 +205,20 @@ def test_messages_of_a_response_never_written_go_back(broker):
     s.close()  # reset: the rest of the response is never read
     got = wait_for(lambda: receive(broker.http_port, q, "max=1&wait=1s"), 10, "the message back in the queue")
     assert body_of(got[0]) == big and got[0]["redelivered"] is True
+
+
+def test_waiting_poll_is_answered_503_at_shutdown_and_loses_nothing(broker):
+    q = name()
+    send(broker.http_port, q, b"kept", query="?persistent=true")
+    receive_first = receive(broker.http_port, q, "max=1&wait=5s")
+    assert [m["body"] for m in receive_first] == ["kept"]
+    send(broker.http_port, q, b"still kept", query="?persistent=true")
+    from helpers.http import Raw
+    with Raw(broker.http_port, timeout=20) as raw:
+        # A second poll on an empty queue waits, then the broker stops under it.
+        raw.send(f"GET /v1/queues/{name()}/messages?wait=30s HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        broker.stop()
+        got = raw.read_response()
+        assert got is None or got[0] == 503, got
+    broker.start()
+    assert [m["body"] for m in receive(broker.http_port, q, "max=5&wait=1s")] == ["still kept"]

@@ -52,7 +52,17 @@ Result<core::Destination> destination_from(std::string_view segment, core::Desti
 
 void Session::route() {
   const Request& req = *current_;
-  const auto target = codec::split_target(view(req.target()));
+  std::string_view raw = view(req.target());
+  // The absolute form ("http://host/v1/...", RFC 9112 3.2.2) names the same resource.
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (raw.size() > scheme.size() && boost::beast::iequals(boost::beast::string_view(raw.data(), scheme.size()),
+                                                             boost::beast::string_view(scheme.data(), scheme.size()))) {
+      raw.remove_prefix(scheme.size());
+      const auto slash = raw.find('/');
+      raw = slash == std::string_view::npos ? std::string_view("/") : raw.substr(slash);
+    }
+  }
+  const auto target = codec::split_target(raw);
   const auto method = req.method();
   const auto parts = segments(target.path);
 

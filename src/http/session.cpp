@@ -168,6 +168,11 @@ void Session::parse_failed(const boost::system::error_code& ec) {
 void Session::handle() {
   const Request& req = *current_;
   keep_alive_ = keep_alive_ && req.keep_alive() && !shutting_down_;
+  if (const auto te = req[bhttp::field::transfer_encoding]; !te.empty() && !boost::beast::iequals(te, "chunked")) {
+    // The parser took it as chunked; a coding under that (gzip, ...) is not undone here.
+    problem(501, "Transfer-Encoding other than chunked is not supported");
+    return;
+  }
   if (!authenticator_.has_users()) {
     route();
     return;
@@ -348,6 +353,8 @@ void Session::shutdown() {
     return;
   }
   if (poll_) {
+    // Detached once the answer is written (or at close), its messages unacked: they go back.
+    staged_.push_back(Settling{poll_->consumer, {}});
     poll_.reset();
     problem(503, "the broker is shutting down");
   }
