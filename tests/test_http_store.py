@@ -12,17 +12,9 @@ from helpers.http import receive, request
 from helpers.wait import wait_for
 
 
-@pytest.fixture(scope="module")
-def pg():
-    if not postgres.available():
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
-    server = postgres.PostgresServer()
-    yield server
-    server.destroy()
-
-
 @pytest.mark.timeout(90)
-def test_persistent_send_is_503_while_the_store_fails(pg, broker_factory):
+def test_persistent_send_is_503_while_the_store_fails(postgres_server, broker_factory):
+    pg = postgres_server  # this module's own cluster: the test stops it
     b = broker_factory(store="postgres", config=postgres.broker_config(postgres.unique_schema()),
                        extra_args=["--postgres", pg.url])
     q = f"s{uuid.uuid4().hex[:10]}"
