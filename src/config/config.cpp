@@ -338,6 +338,44 @@ constexpr Key kMqttKeys[] = {
      }},
 };
 
+// A `listen` key: "HOST:PORT" or "off" into `out`, which is left alone on a bad value.
+Status read_listen(const Field& f, net::ListenerOptions& out) {
+  const auto* text = f.node.as_string();
+  if (text == nullptr) return f.must_be("\"HOST:PORT\" or \"off\"");
+  net::ListenerOptions parsed = out;
+  if (auto problem = listen_problem(text->get(), parsed); !problem.empty()) {
+    if (problem == kNotListen) return f.must_be("\"HOST:PORT\" or \"off\"");
+    return f.must_be("\"HOST:PORT\" or \"off\" (" + problem + ")");
+  }
+  out = std::move(parsed);
+  return ok();
+}
+
+// [http]: the HTTP listener (docs/http.md).
+constexpr Key kHttpKeys[] = {
+    {"listen", [](const Field& f, Config& c) { return read_listen(f, c.http_listener); }},
+    {"max_header_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kUint32Max), c.http.max_header_bytes); }},
+    {"max_body_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kInt64Max), c.http.max_body_bytes); }},
+    {"header_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.header_timeout_ms); }},
+    {"idle_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.idle_timeout_ms); }},
+    {"max_poll_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100000), c.http.max_poll_messages); }},
+    {"max_poll_wait_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.http.max_poll_wait_ms); }},
+    {"max_batch_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.http.max_batch_messages); }},
+    {"send_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.send_timeout_ms); }},
+    {"max_message_headers",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.http.max_message_headers); }},
+    {"max_destination_levels",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 65535), c.http.max_destination_levels); }},
+};
+
 constexpr Key kCoreKeys[] = {
     {"auto_create", [](const Field& f, Config& c) { return assign(read_bool(f), c.core.auto_create); }},
     {"queues",
@@ -596,6 +634,7 @@ constexpr Key kTopKeys[] = {
     {"store", [](const Field& f, Config& c) { return assign(read_name(f, kStoreKinds), c.store.kind); }},
     {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kStompKeys); }},
     {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kMqttKeys); }},
+    {"http", [](const Field& f, Config& c) { return apply_table(f, c, kHttpKeys); }},
     {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
     {"sqlite", [](const Field& f, Config& c) { return apply_table(f, c, kSqliteKeys); }},
@@ -699,6 +738,9 @@ Status apply_flags(const Flags& flags, Config& config) {
   }
   if (flags.mqtt) {
     if (auto s = parse_listen(*flags.mqtt, "--mqtt", config.mqtt_listener); !s) return s;
+  }
+  if (flags.http) {
+    if (auto s = parse_listen(*flags.http, "--http", config.http_listener); !s) return s;
   }
   if (flags.data_dir) {
     if (flags.data_dir->empty()) return bad_flag("--data-dir", "a directory", *flags.data_dir);

@@ -8,6 +8,7 @@
 #include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/options.hpp"
+#include "http/options.hpp"
 #include "mqtt/options.hpp"
 #include "net/options.hpp"
 #include "stomp/options.hpp"
@@ -23,6 +24,8 @@ struct Config {
   stomp::Options stomp;
   net::ListenerOptions mqtt_listener{true, "127.0.0.1", 1883};
   mqtt::Options mqtt;
+  net::ListenerOptions http_listener{true, "127.0.0.1", 8080};
+  http::Options http;
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
   auth::Options auth;    // load() has added the users file's users to auth.users
@@ -33,6 +36,7 @@ struct Flags {
   std::optional<std::filesystem::path> config_file;
   std::optional<std::string> stomp;      // "HOST:PORT" or "off"
   std::optional<std::string> mqtt;       // "HOST:PORT" or "off"
+  std::optional<std::string> http;       // "HOST:PORT" or "off"
   std::optional<std::string> data_dir;
   std::optional<std::string> store;      // store kind
   std::optional<std::string> postgres;   // libpq connection string for store "postgres"

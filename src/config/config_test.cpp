@@ -683,6 +683,59 @@ TEST(ConfigMqtt, FlagOverridesTheFile) {
   EXPECT_THAT(loaded.error().detail, StartsWith("--mqtt: expected HOST:PORT or off"));
 }
 
+// --- [http] ------------------------------------------------------------------------------------
+
+TEST(ConfigHttp, DefaultsAndEveryKey) {
+  const Config d = parse_ok("");
+  EXPECT_TRUE(d.http_listener.enabled);
+  EXPECT_EQ(d.http_listener.port, 8080);
+  EXPECT_EQ(d.http.max_body_bytes, d.stomp.max_frame_bytes);
+  EXPECT_EQ(d.http.header_timeout_ms, 10000u);
+  const Config c = parse_ok(R"([http]
+listen = "0.0.0.0:18080"
+max_header_bytes = 4096
+max_body_bytes = 2048
+header_timeout_ms = 500
+idle_timeout_ms = 700
+max_poll_messages = 50
+max_poll_wait_ms = 0
+max_batch_messages = 5
+send_timeout_ms = 100
+max_message_headers = 9
+max_destination_levels = 4
+)");
+  EXPECT_EQ(c.http_listener.host, "0.0.0.0");
+  EXPECT_EQ(c.http_listener.port, 18080);
+  EXPECT_EQ(c.http.max_header_bytes, 4096u);
+  EXPECT_EQ(c.http.max_body_bytes, 2048u);
+  EXPECT_EQ(c.http.header_timeout_ms, 500u);
+  EXPECT_EQ(c.http.idle_timeout_ms, 700u);
+  EXPECT_EQ(c.http.max_poll_messages, 50u);
+  EXPECT_EQ(c.http.max_poll_wait_ms, 0u);
+  EXPECT_EQ(c.http.max_batch_messages, 5u);
+  EXPECT_EQ(c.http.send_timeout_ms, 100u);
+  EXPECT_EQ(c.http.max_message_headers, 9u);
+  EXPECT_EQ(c.http.max_destination_levels, 4u);
+  EXPECT_FALSE(parse_ok("[http]\nlisten = \"off\"\n").http_listener.enabled);
+  EXPECT_THAT(toml_error("[http]\nmax_header_bytes = 10"), StartsWith("'http.max_header_bytes'"));
+  EXPECT_THAT(toml_error("[http]\nmax_poll_messages = 0"), StartsWith("'http.max_poll_messages'"));
+  EXPECT_THAT(toml_error("[http]\nport = 1"), StartsWith("unknown key 'http.port'"));
+}
+
+TEST(ConfigHttp, FlagOverridesTheFile) {
+  TempFile file("[http]\nlisten = \"127.0.0.1:2000\"\n");
+  Flags flags;
+  flags.config_file = file.path();
+  flags.http = "off";
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_FALSE(loaded->http_listener.enabled);
+  flags.http = "8080";
+  loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, StartsWith("--http: expected HOST:PORT or off"));
+}
+
 
 constexpr std::string_view kHash = "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$aGFzaGhhc2hoYXNo";
 

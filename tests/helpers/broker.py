@@ -57,13 +57,14 @@ class Broker:
     `config` is TOML text written to <workdir>/carrier.toml and passed with --config.
     `stomp_flag=False` leaves --stomp out (the config file or the default decides);
     MQTT listens on `mqtt_port` (a free one by default) unless `mqtt_flag=False` leaves --mqtt
-    out, so parallel brokers never compete for the default 1883;
+    out, so parallel brokers never compete for the default 1883; HTTP likewise on `http_port`
+    (`http_flag=False` leaves --http out; the default is 8080);
     `bare=True` runs plain `carrier serve` + extra_args in workdir (zero config).
     """
 
     def __init__(self, workdir, port=None, config=None, store="log", shards=2, log_level=None,
                  extra_args=(), stomp_flag=True, data_dir=None, bare=False, mqtt_port=None,
-                 mqtt_flag=True, preexec_fn=None):
+                 mqtt_flag=True, preexec_fn=None, http_port=None, http_flag=True):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port if port is not None else free_port()
@@ -81,6 +82,9 @@ class Broker:
         self.mqtt_port = mqtt_port if mqtt_port is not None else free_port()
         self.auto_mqtt_port = mqtt_port is None
         self.mqtt_flag = mqtt_flag
+        self.http_port = http_port if http_port is not None else free_port()
+        self.auto_http_port = http_port is None
+        self.http_flag = http_flag
         self.bare = bare
         self.preexec_fn = preexec_fn  # runs in the child before exec (e.g. to lower a limit)
         if bare:
@@ -102,6 +106,8 @@ class Broker:
             args += ["--stomp", f"127.0.0.1:{self.port}"]
         if self.mqtt_flag:
             args += ["--mqtt", f"127.0.0.1:{self.mqtt_port}"]
+        if self.http_flag:
+            args += ["--http", f"127.0.0.1:{self.http_port}"]
         args += ["--data-dir", str(self.data_dir), "--store", self.store,
                  "--shards", str(self.shards), "--log-level", self.log_level]
         if self.config_path:
@@ -134,12 +140,14 @@ class Broker:
             except AssertionError:
                 if (attempt == 2 or self.starts != attempt + 1 or self.proc.poll() is None
                         or "Address already in use" not in self.log()
-                        or not (self.auto_port or self.auto_mqtt_port)):
+                        or not (self.auto_port or self.auto_mqtt_port or self.auto_http_port)):
                     raise
                 if self.auto_port:
                     self.port = free_port()
                 if self.auto_mqtt_port:
                     self.mqtt_port = free_port()
+                if self.auto_http_port:
+                    self.http_port = free_port()
         return self
 
     def wait_ready(self, timeout=START_TIMEOUT):
@@ -161,6 +169,8 @@ class Broker:
             ports = [self.port] if self.stomp_flag or self.bare else []
             if self.mqtt_flag and not self.bare:
                 ports.append(self.mqtt_port)
+            if self.http_flag and not self.bare:
+                ports.append(self.http_port)
             return all(port_accepts(port) for port in ports)
         wait_for(ready, timeout, lambda: f"carrier to be ready (ports {self.port}, {self.mqtt_port}):\n"
                                          f"{self.log()}", interval=0.02)

@@ -1,0 +1,14 @@
+#include "http/protocol.hpp"
+
+#include "http/session.hpp"
+#include "protocol/session_per_connection.hpp"
+
+namespace carrier::http {
+
+std::unique_ptr<protocol::Protocol> make_protocol(const protocol::Context& context, net::ListenerOptions listener,
+                                                  Options options) {
+  return std::make_unique<protocol::SessionPerConnection<Session, Options>>("http", context, std::move(listener),
+                                                                            std::move(options));
+}
+
+}  // namespace carrier::http

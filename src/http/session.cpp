@@ -1,0 +1,378 @@
+#include "http/session.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/beast/http/error.hpp>
+
+#include "auth/user_syntax.hpp"
+#include "base/logging.hpp"
+#include "http/codec/body_encoding.hpp"
+#include "http/codec/problem.hpp"
+
+namespace carrier::http {
+
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("http");
+  return logger;
+}
+
+// Bytes a connection may pipeline behind a request being handled before it is no longer read.
+std::size_t backlog_bound(const Options& o) { return o.max_header_bytes + o.max_body_bytes; }
+
+// "Basic dXNlcjpwYXNz" -> user and password. nullopt: not Basic, or not decodable.
+std::optional<auth::Credentials> basic_credentials(std::string_view value) {
+  if (value.size() < 6 || !boost::beast::iequals(boost::beast::string_view(value.data(), 6), "Basic ")) return std::nullopt;
+  auto text = value.substr(6);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  auto decoded = codec::base64_decode(text);
+  if (!decoded) return std::nullopt;
+  const auto colon = decoded->find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  auth::Credentials c;
+  c.username = decoded->substr(0, colon);
+  c.password = decoded->substr(colon + 1);
+  return c;
+}
+
+}  // namespace
+
+void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
+  if (auto s = session_.lock()) s->deliver_poll(id, std::move(batch));
+}
+
+Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+                 auth::Authenticator& authenticator, net::HandshakeSlot handshake)
+    : net::Connection(std::move(socket), shard, "http"),
+      broker_(broker),
+      options_(options),
+      authenticator_(authenticator),
+      handshake_(std::move(handshake)),
+      phase_since_(Clock::now()),
+      deadline_(executor()) {}
+
+Session::~Session() = default;
+
+void Session::begin() {
+  if (!handshake_.held()) {
+    thread_local Clock::time_point last_warning;
+    const auto now = Clock::now();
+    if (now - last_warning > std::chrono::seconds(10)) {
+      last_warning = now;
+      log()->warn("{} refused: too many connections have not completed a request", log_prefix());
+    }
+    keep_alive_ = false;
+    problem(503, "too many connections are connecting; try again later", "Retry-After: 1\r\n");
+    return;
+  }
+  // The first request must come as fast as any request's headers: a connection that sends
+  // nothing holds a handshake slot no longer than one that trickles.
+  arm_deadline(phase_since_ + std::chrono::milliseconds(options_.header_timeout_ms));
+}
+
+// --- input -----------------------------------------------------------------------------------
+
+void Session::on_data(std::string& buffer) {
+  if (is_closing()) {
+    buffer.clear();
+    return;
+  }
+  if (phase_ == Phase::handling || !backlog_.empty()) {
+    // In order behind the request being handled (or those already waiting).
+    backlog_.append(buffer);
+    buffer.clear();
+    if (phase_ == Phase::handling) {
+      // Not read further past a bound; still read below it, so a client that goes away is seen.
+      if (backlog_.size() > backlog_bound(options_)) pause_reading();
+      return;
+    }
+    parse(backlog_);
+  } else {
+    parse(buffer);
+    if (phase_ == Phase::handling && !buffer.empty()) {
+      backlog_.append(buffer);
+      buffer.clear();
+    }
+  }
+  flush();
+}
+
+void Session::start_request() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
+  parser_->body_limit(options_.max_body_bytes);
+  parser_->eager(true);
+  continue_sent_ = false;
+  phase_ = Phase::header;
+  phase_since_ = Clock::now();
+  arm_deadline(phase_since_ + std::chrono::milliseconds(options_.header_timeout_ms));
+}
+
+void Session::parse(std::string& input) {
+  parsing_ = true;
+  std::size_t offset = 0;
+  while (!is_closing() && phase_ != Phase::handling && offset < input.size()) {
+    if (!parser_) start_request();
+    boost::system::error_code ec;
+    const std::size_t n = parser_->put(net::asio::buffer(input.data() + offset, input.size() - offset), ec);
+    offset += n;
+    if (ec && ec != bhttp::error::need_more) {
+      parse_failed(ec);
+      break;
+    }
+    if (parser_->is_done()) {
+      current_.emplace(parser_->release());
+      parser_.reset();
+      handshake_.release();
+      phase_ = Phase::handling;
+      ++request_seq_;
+      handle();
+      continue;
+    }
+    if (parser_->is_header_done() && phase_ == Phase::header) {
+      phase_ = Phase::body;
+      const auto expect = parser_->get()[bhttp::field::expect];
+      if (!continue_sent_ && boost::beast::iequals(expect, "100-continue")) {
+        // curl waits for this before sending a large body.
+        continue_sent_ = true;
+        out().append("HTTP/1.1 100 Continue\r\n\r\n");
+      }
+    }
+    if (n == 0 || ec) break;
+  }
+  input.erase(0, offset);
+  if (is_closing()) input.clear();
+  parsing_ = false;
+}
+
+void Session::parse_failed(const boost::system::error_code& ec) {
+  keep_alive_ = false;  // the stream can no longer be framed
+  phase_ = Phase::handling;
+  ++request_seq_;
+  handshake_.release();
+  if (ec == bhttp::error::header_limit) {
+    problem(431, fmt::format("the request line and headers exceed {} bytes (http.max_header_bytes)",
+                             options_.max_header_bytes));
+  } else if (ec == bhttp::error::body_limit) {
+    problem(413, fmt::format("the body exceeds {} bytes (http.max_body_bytes)", options_.max_body_bytes));
+  } else {
+    problem(400, fmt::format("malformed request: {}", ec.message()));
+  }
+}
+
+// --- handling --------------------------------------------------------------------------------
+
+void Session::handle() {
+  const Request& req = *current_;
+  keep_alive_ = keep_alive_ && req.keep_alive() && !shutting_down_;
+  if (const auto te = req[bhttp::field::transfer_encoding]; !te.empty() && !boost::beast::iequals(te, "chunked")) {
+    // The parser took it as chunked; a coding under that (gzip, ...) is not undone here.
+    problem(501, "Transfer-Encoding other than chunked is not supported");
+    return;
+  }
+  if (!authenticator_.has_users()) {
+    route();
+    return;
+  }
+  const auto header = view(req[bhttp::field::authorization]);
+  if (has_authorized_ && header == authorized_) {
+    route();
+    return;
+  }
+  auth::Credentials credentials;
+  if (!header.empty()) {
+    auto basic = basic_credentials(header);
+    if (!basic) {
+      problem(401, "the Authorization header is not HTTP Basic credentials",
+              "WWW-Authenticate: Basic realm=\"carrier\"\r\n");
+      return;
+    }
+    credentials = std::move(*basic);
+  }
+  credentials.source = std::string(peer_address());
+  const std::uint64_t seq = request_seq_;
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto outcome = authenticator_.authenticate(std::move(credentials), shard(), [weak, seq](auth::Outcome o) {
+    if (auto s = weak.lock()) s->on_authenticated(std::move(o), seq);
+  });
+  if (outcome) on_authenticated(std::move(*outcome), seq);
+  // else: the password is checked on the authenticator's thread; the request waits.
+}
+
+void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
+  if (is_closing() || seq != request_seq_ || !current_) return;
+  switch (outcome.verdict) {
+    case auth::Verdict::accepted: {
+      const auto header = (*current_)[bhttp::field::authorization];
+      authorized_.assign(header.data(), header.size());
+      has_authorized_ = true;
+      if (outcome.user != user_ && !outcome.user.empty()) {
+        log()->debug("{} authenticated as \"{}\"", log_prefix(), auth::printable_name(outcome.user));
+      }
+      user_ = std::move(outcome.user);
+      route();
+      break;
+    }
+    case auth::Verdict::rejected:
+      has_authorized_ = false;
+      problem(401, "authentication failed", "WWW-Authenticate: Basic realm=\"carrier\"\r\n");
+      break;
+    case auth::Verdict::throttled:
+      problem(429, "too many failed logins from this address; try again later", "Retry-After: 5\r\n");
+      break;
+    case auth::Verdict::busy:
+      problem(503, "too many logins are being checked; try again later", "Retry-After: 1\r\n");
+      break;
+  }
+  flush();
+}
+
+// --- output ----------------------------------------------------------------------------------
+
+void Session::respond(int status, std::string_view content_type, std::string_view body,
+                      std::string_view extra_headers) {
+  if (is_closing()) return;
+  std::string& o = out();
+  const bool close = !keep_alive_ || shutting_down_;
+  const bool head = current_ && current_->method() == bhttp::verb::head;
+  fmt::format_to(std::back_inserter(o), "HTTP/1.1 {} {}\r\n", status, codec::reason_phrase(status));
+  if (!content_type.empty()) fmt::format_to(std::back_inserter(o), "Content-Type: {}\r\n", content_type);
+  if (status != 204) fmt::format_to(std::back_inserter(o), "Content-Length: {}\r\n", body.size());
+  o.append(extra_headers);
+  if (close) o.append("Connection: close\r\n");
+  o.append("\r\n");
+  if (status != 204 && !head) o.append(body);
+  flush();
+  if (close) close_after_flush();
+  finish_request();
+}
+
+void Session::problem(int status, std::string_view detail, std::string_view extra_headers) {
+  if (status >= 500) {
+    log()->info("{} {} {}", log_prefix(), status, detail);
+  } else {
+    log()->debug("{} {} {}", log_prefix(), status, detail);
+  }
+  respond(status, codec::kProblemMediaType, codec::problem_json(status, detail), extra_headers);
+}
+
+void Session::problem(const Error& error) {
+  const int status = codec::status_for(error.code);
+  problem(status, error.detail.empty() ? to_string(error.code) : error.detail,
+          status == 429 || status == 503 ? "Retry-After: 1\r\n" : "");
+}
+
+void Session::finish_request() {
+  current_.reset();
+  request_timer_.reset();
+  ++request_seq_;
+  phase_ = Phase::idle;
+  phase_since_ = Clock::now();
+  if (is_closing() || parsing_) return;  // parse() goes on with the next request itself
+  if (!backlog_.empty()) {
+    parse(backlog_);
+    flush();
+  }
+  if (phase_ != Phase::handling && is_paused()) resume_reading();
+}
+
+void Session::on_write_started() {
+  if (staged_.empty()) return;
+  writing_.insert(writing_.end(), std::make_move_iterator(staged_.begin()), std::make_move_iterator(staged_.end()));
+  staged_.clear();
+}
+
+void Session::on_write_done() {
+  // ack=auto: the messages of a poll's response count as taken once it is written. The ack is
+  // posted before the detach, so the queue never sees them unacked without a consumer.
+  for (auto& s : writing_) {
+    if (!s.tags.empty()) broker_.ack(s.consumer, std::move(s.tags), nullptr);
+    broker_.unsubscribe(s.consumer, nullptr);
+  }
+  writing_.clear();
+}
+
+// --- timeouts and the end ---------------------------------------------------------------------
+
+void Session::arm_deadline(Clock::time_point at) {
+  // A later deadline needs nothing: the armed wait fires early and re-arms for the real one.
+  if (at >= deadline_at_) return;
+  deadline_at_ = at;
+  deadline_.expires_at(at);
+  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  deadline_.async_wait([weak](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto s = weak.lock()) s->on_deadline();
+  });
+}
+
+void Session::on_deadline() {
+  deadline_at_ = Clock::time_point::max();
+  if (is_closing()) return;
+  using std::chrono::milliseconds;
+  const auto now = Clock::now();
+  Clock::time_point due;
+  switch (phase_) {
+    case Phase::idle:
+      due = phase_since_ + milliseconds(handshake_.held() ? options_.header_timeout_ms : options_.idle_timeout_ms);
+      break;
+    case Phase::header: due = phase_since_ + milliseconds(options_.header_timeout_ms); break;
+    case Phase::body: due = last_read() + milliseconds(options_.idle_timeout_ms); break;
+    case Phase::handling: due = now + milliseconds(options_.idle_timeout_ms); break;  // its own timers
+  }
+  if (now < due) {
+    arm_deadline(due);
+    return;
+  }
+  if (phase_ == Phase::idle) {
+    log()->debug("{} idle for {} ms: closing", log_prefix(), options_.idle_timeout_ms);
+    close();
+    return;
+  }
+  // A request that does not finish arriving (slowloris) is answered and the connection closed.
+  const bool in_header = phase_ == Phase::header;
+  keep_alive_ = false;
+  parser_.reset();
+  phase_ = Phase::handling;
+  ++request_seq_;
+  problem(408, in_header
+                   ? fmt::format("the request headers did not arrive within {} ms (http.header_timeout_ms)",
+                                 options_.header_timeout_ms)
+                   : fmt::format("the request body stalled for {} ms (http.idle_timeout_ms)", options_.idle_timeout_ms));
+  flush();
+}
+
+void Session::shutdown() {
+  if (is_closing()) return;
+  shutting_down_ = true;
+  if (phase_ != Phase::handling) {
+    close();
+    return;
+  }
+  if (poll_) {
+    // Detached once the answer is written (or at close), its messages unacked: they go back.
+    staged_.push_back(Settling{poll_->consumer, {}});
+    poll_.reset();
+    problem(503, "the broker is shutting down");
+  }
+  // else: a send's store confirmation answers it, with Connection: close.
+}
+
+void Session::on_closed() {
+  log()->debug("{} closed", log_prefix());
+  deadline_.cancel();
+  request_timer_.reset();
+  if (poll_) broker_.unsubscribe(poll_->consumer, nullptr);  // its messages go back to the queue
+  poll_.reset();
+  // Responses not (fully) written: never acked, so their messages go back too.
+  for (const auto& s : staged_) broker_.unsubscribe(s.consumer, nullptr);
+  for (const auto& s : writing_) broker_.unsubscribe(s.consumer, nullptr);
+  staged_.clear();
+  writing_.clear();
+  handshake_.release();
+}
+
+}  // namespace carrier::http

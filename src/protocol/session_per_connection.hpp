@@ -1,0 +1,35 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "net/handshake_limit.hpp"
+#include "protocol/protocol.hpp"
+
+namespace carrier::protocol {
+
+// A protocol whose every accepted connection is one `Session` on the accepting shard's Broker
+// (STOMP, HTTP): Session(socket, shard, broker, options, authenticator, handshake slot), then
+// start() and begin(). Without a handshake slot the session refuses the client itself, in its
+// own protocol's words. Protocols with state across connections (MQTT's client registry) write
+// their own.
+template <class Session, class Options>
+class SessionPerConnection final : public Protocol {
+ public:
+  SessionPerConnection(std::string name, const Context& context, net::ListenerOptions listener, Options options)
+      : Protocol(std::move(name), std::move(listener)), context_(context), options_(std::move(options)) {}
+
+  void start_session(net::tcp::socket socket, core::ShardId shard) override {
+    auto session = std::make_shared<Session>(std::move(socket), shard, *context_.brokers[shard.value()], options_,
+                                             context_.authenticator, context_.connecting.try_acquire());
+    session->start();
+    session->begin();
+  }
+
+ private:
+  Context context_;
+  Options options_;
+};
+
+}  // namespace carrier::protocol
