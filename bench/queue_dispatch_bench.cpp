@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/queue.hpp"
 #include "core/selector/selector.hpp"
 
 namespace {
 
 using namespace carrier::core;
+using namespace carrier::model;
 
 MessagePtr make_message(std::uint64_t n) {
   auto m = std::make_shared<Message>();

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/selector/evaluator.hpp"
 #include "core/selector/lexer.hpp"
 #include "core/selector/parser.hpp"
@@ -28,6 +28,7 @@
 namespace {
 
 using namespace carrier::core;
+using namespace carrier::model;
 using namespace carrier::core::selector;
 
 // The canonical text has more parentheses than the original, and may be longer.

@@ -39,7 +39,7 @@ void on_every_shard(net::ShardPool& pool, const std::function<void()>& fn) {
   for (std::size_t i = 0; i < pool.shard_count(); ++i) {
     auto p = std::make_shared<std::promise<void>>();
     done.push_back(p->get_future());
-    pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [p, &fn] {
+    pool.post(model::ShardId(static_cast<std::uint32_t>(i)), [p, &fn] {
       fn();
       p->set_value();
     });
@@ -58,7 +58,7 @@ std::shared_ptr<const core::selector::Selector> compile_selector(const std::stri
   return parsed ? *parsed : nullptr;
 }
 
-bool match_selector(const core::selector::Selector& selector, const core::Message& message) {
+bool match_selector(const core::selector::Selector& selector, const model::Message& message) {
   return core::selector::matches(selector, message);
 }
 
@@ -108,7 +108,7 @@ int serve(const config::Flags& flags) {
   core::DestinationPressure pressure;
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
-    brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
+    brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
                                                      &memory));
   }
   std::vector<core::Broker*> peers;
@@ -122,7 +122,7 @@ int serve(const config::Flags& flags) {
   // consumers have drained enough (those still held back pause again at their next SEND).
   auto resume_everywhere = [&pool] {
     for (std::size_t i = 0; i < pool.shard_count(); ++i) {
-      pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [] {
+      pool.post(model::ShardId(static_cast<std::uint32_t>(i)), [] {
         auto connections = net::Connection::on_this_shard();
         for (auto* c : connections) c->resume_reading();
       });
@@ -147,7 +147,7 @@ int serve(const config::Flags& flags) {
 
   auth::Authenticator& auth = **authenticator;
   net::Listener stomp_listener(
-      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, core::ShardId shard) {
+      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, model::ShardId shard) {
         auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp,
                                                         auth, connecting.try_acquire());
         session->start();
@@ -161,7 +161,7 @@ int serve(const config::Flags& flags) {
     }
   }
 
-  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
+  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, model::ShardId shard) {
     mqtt_service.accept(std::move(socket), shard);
   });
   if (cfg->mqtt_listener.enabled) {

@@ -4,8 +4,15 @@
 #include <cmath>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::owner_shard;
+using model::MessagePtr;
 
 namespace {
 

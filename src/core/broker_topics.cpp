@@ -3,8 +3,17 @@
 #include <algorithm>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
 
 namespace {
 

@@ -5,6 +5,12 @@
 #include "core/broker_test_fixture.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::ShardId;
+
 namespace {
 
 using namespace broker_testing;

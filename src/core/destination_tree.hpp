@@ -20,7 +20,7 @@ class Selector;
 // on its home shard; a named (durable or shared) one is the queue `queue_key` on shard `home`.
 struct TopicSubscriber {
   ConsumerId id;
-  ShardId home;
+  model::ShardId home;
   std::string queue_key;  // named subscriptions only
   bool durable = false;
   std::shared_ptr<const selector::Selector> selector;

@@ -5,6 +5,9 @@
 
 namespace carrier::core {
 
+using model::Message;
+using model::MessagePtr;
+
 namespace {
 std::size_t priority_index(const Message& m) { return std::min<std::size_t>(m.priority, 9); }
 bool expired(const Message& m, std::int64_t now_ms) { return m.expires_ms != 0 && m.expires_ms <= now_ms; }

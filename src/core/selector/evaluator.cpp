@@ -13,6 +13,8 @@
 
 namespace carrier::core::selector {
 
+using model::Message;
+
 namespace {
 
 // A value during evaluation. Strings are views into the message or the tree: evaluation copies

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/selector/parser.hpp"
 
 namespace carrier::core::selector {
@@ -44,6 +44,6 @@ class Selector {
 
 // Whether `message` is selected: the expression is TRUE. FALSE and UNKNOWN (NULL involved, types
 // that do not compare, division by zero) do not match. Allocates nothing.
-bool matches(const Selector& selector, const Message& message);
+bool matches(const Selector& selector, const model::Message& message);
 
 }  // namespace carrier::core::selector

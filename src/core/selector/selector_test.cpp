@@ -34,6 +34,12 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #endif
 
 namespace carrier::core::selector {
+
+using model::Message;
+using model::MessageId;
+using model::MessageIdGenerator;
+using model::Properties;
+
 namespace {
 
 Message message_with(Properties properties = {}) {
