@@ -7,11 +7,11 @@
 #include <string>
 
 #include "model/message.hpp"
-#include "core/selector/selector.hpp"
+#include "selector/selector.hpp"
 
 namespace {
 
-using namespace carrier::core;
+using namespace carrier;
 using namespace carrier::model;
 
 Message typical_message() {

@@ -13,7 +13,6 @@
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
-#include "core/selector/selector.hpp"
 #include "net/asio.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/listener.hpp"
@@ -51,15 +50,6 @@ std::size_t open_connections(net::ShardPool& pool) {
   std::atomic<std::size_t> n{0};
   on_every_shard(pool, [&n] { n += net::Connection::on_this_shard().size(); });
   return n.load();
-}
-
-std::shared_ptr<const core::selector::Selector> compile_selector(const std::string& text) {
-  auto parsed = core::selector::parse(text);
-  return parsed ? *parsed : nullptr;
-}
-
-bool match_selector(const core::selector::Selector& selector, const model::Message& message) {
-  return core::selector::matches(selector, message);
 }
 
 // Every connection is a descriptor; the usual soft limit (1024) would cap a broker far below
@@ -115,7 +105,6 @@ int serve(const config::Flags& flags) {
   for (auto& b : brokers) peers.push_back(b.get());
   for (auto& b : brokers) {
     b->set_peers(peers);
-    b->set_selectors(compile_selector, match_selector);
     b->set_pressure(&pressure);
   }
   // Producers paused at the memory limit, or at a full queue that blocks, read again once

@@ -67,11 +67,6 @@ Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options op
 
 void Broker::set_peers(std::vector<Broker*> peers) { peers_ = std::move(peers); }
 
-void Broker::set_selectors(SelectorCompiler compile, SelectorMatcher match) {
-  compile_selector_ = std::move(compile);
-  match_selector_ = std::move(match);
-}
-
 const DestinationPolicy& Broker::policy_for(const Destination& d) const {
   for (std::size_t i = 0; i < policy_patterns_.size(); ++i) {
     const auto& [pattern, index] = policy_patterns_[i];

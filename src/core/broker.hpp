@@ -21,13 +21,10 @@
 #include "core/options.hpp"
 #include "core/queue.hpp"
 #include "core/schedule.hpp"
+#include "selector/fwd.hpp"
 #include "store/store.hpp"
 
 namespace carrier::core {
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // Runs on the shard that asked, once the operation has taken effect (for persistent messages:
 // once the store has made them durable).
@@ -107,11 +104,6 @@ struct BrokerStats {
   std::uint64_t backlog_dropped = 0;  // messages plain topic subscribers lost to their backlog bound
 };
 
-// Parses selector text for durable subscriptions recovered from the store (the selector library
-// sits above core; serve wires it in).
-using SelectorCompiler = std::function<std::shared_ptr<const selector::Selector>(const std::string&)>;
-using SelectorMatcher = std::function<bool(const selector::Selector&, const model::Message&)>;
-
 // The core on one shard. It owns the queues whose keys hash to this shard (including named
 // subscriptions' queues and retained messages), and the private queues of the topic
 // subscriptions whose consumers live here; it keeps a replica of every topic subscription filter
@@ -132,7 +124,6 @@ class Broker {
 
   // Every shard's Broker, index = shard id. Set once before any traffic.
   void set_peers(std::vector<Broker*> peers);
-  void set_selectors(SelectorCompiler compile, SelectorMatcher match);
   // Starts the periodic sweeps. Call on this shard once it runs.
   void start();
 
@@ -380,8 +371,6 @@ class Broker {
   std::mt19937_64 random_;
   std::vector<Broker*> peers_;
   std::unordered_set<std::string> configured_queues_;
-  SelectorCompiler compile_selector_;
-  SelectorMatcher match_selector_;
   DestinationPolicy default_policy_;
   std::vector<std::pair<model::Destination, std::size_t>> policy_patterns_;  // kind + filter -> policies index
   std::vector<bool> policy_any_kind_;

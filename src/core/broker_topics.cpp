@@ -4,6 +4,7 @@
 
 #include "core/broker.hpp"
 #include "model/queue_key.hpp"
+#include "selector/selector.hpp"
 
 namespace carrier::core {
 
@@ -31,7 +32,7 @@ struct Countdown {
 
 bool Broker::selected(const TopicSubscriber& s, const Message& m) const {
   if (s.no_local_origin != 0 && s.no_local_origin == m.origin) return false;
-  if (s.selector && match_selector_ && !match_selector_(*s.selector, m)) return false;
+  if (s.selector && !selector::matches(*s.selector, m)) return false;
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "base/strong_id.hpp"
 #include "core/executor.hpp"
 #include "model/message.hpp"
+#include "selector/fwd.hpp"
 
 namespace carrier::core {
 
@@ -44,10 +45,6 @@ class Consumer {
   // The child's queue is gone (freed idle); nothing of it is held.
   virtual void detached(ConsumerId /*parent*/, ConsumerId /*child*/) {}
 };
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // A consumer as a queue sees it: where it lives and what it can take.
 struct ConsumerRef {

@@ -9,12 +9,9 @@
 
 #include "core/consumer.hpp"
 #include "core/executor.hpp"
+#include "selector/fwd.hpp"
 
 namespace carrier::core {
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // A topic subscription as the matcher sees it. A private subscription is a consumer's own queue
 // on its home shard; a named (durable or shared) one is the queue `queue_key` on shard `home`.

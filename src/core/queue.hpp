@@ -26,6 +26,8 @@ namespace carrier::core {
 // Runs on: the owning shard.
 class Queue {
  public:
+  // How a consumer's selector is evaluated: by default the selector library's matches(); a test
+  // may pass its own to count evaluations.
   using Matcher = std::function<bool(const selector::Selector&, const model::Message&)>;
 
   struct Entry {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "core/selector/selector.hpp"
+#include "selector/selector.hpp"
 #include "stomp/destination_name.hpp"
 #include "stomp/session.hpp"
 
@@ -81,9 +81,9 @@ void Session::handle_subscribe(codec::Frame& frame) {
   }
   core::SubscribeRequest request{*dest, mode, prefetch, nullptr};
   if (const auto* text = frame.header("selector"); text != nullptr && !text->empty()) {
-    core::selector::Limits limits;
+    selector::Limits limits;
     limits.max_length = broker_.options().max_selector_bytes;
-    auto parsed = core::selector::parse(*text, limits);
+    auto parsed = selector::parse(*text, limits);
     if (!parsed) {
       fail("invalid selector", parsed.error().detail, &frame);
       return;

@@ -4,9 +4,9 @@
 #include <string_view>
 
 #include "model/message.hpp"
-#include "core/selector/parser.hpp"
+#include "selector/parser.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 // SQL's three truth values. A selector matches only on `yes`.
 enum class Truth : std::uint8_t { no, yes, unknown };
@@ -18,4 +18,4 @@ Truth evaluate(const Tree& tree, const model::Message& message);
 // Whether `text` matches a compiled LIKE pattern (not NULL-aware: the caller handles NULL).
 bool like_matches(const LikePattern& pattern, std::string_view text);
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

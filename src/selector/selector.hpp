@@ -7,7 +7,7 @@
 //   if (!selector) reject(selector.error());      // "selector: ... at position N"
 //   if (selector::matches(**selector, message)) deliver(message);
 //
-// See docs/selectors.md for the language and src/core/selector/README.md for the internals.
+// See docs/selectors.md for the language and src/selector/README.md for the internals.
 
 #include <memory>
 #include <string>
@@ -15,9 +15,9 @@
 
 #include "base/result.hpp"
 #include "model/message.hpp"
-#include "core/selector/parser.hpp"
+#include "selector/parser.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 class Selector;
 
@@ -46,4 +46,4 @@ class Selector {
 // that do not compare, division by zero) do not match. Allocates nothing.
 bool matches(const Selector& selector, const model::Message& message);
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector
