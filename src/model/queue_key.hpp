@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "model/shard_id.hpp"
 
@@ -52,7 +53,9 @@ class QueueKey {
   static Kind kind_of(DestinationKind kind);
 
   // From a store key. A "queue:$scheduled-topic:" key is a scheduled_topic, the one prefix that
-  // is inside another; nullopt when no kind's prefix starts `key`. The name may be empty.
+  // is inside another (so queue("$scheduled-topic:x") parses back as scheduled_topic("x"):
+  // client queue names cannot start with `$`); nullopt when no kind's prefix starts `key`. The
+  // name may be empty.
   static std::optional<QueueKey> parse(std::string_view key);
 
   Kind kind() const { return kind_; }
