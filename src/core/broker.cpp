@@ -5,8 +5,16 @@
 #include <map>
 
 #include "core/deadline.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
 
 namespace {
 
@@ -29,16 +37,6 @@ struct FanIn {
 };
 
 }  // namespace
-
-ShardId owner_shard(std::string_view key, std::size_t shard_count) {
-  // FNV-1a: stable across runs and builds, unlike std::hash.
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return ShardId(static_cast<std::uint32_t>(h % (shard_count == 0 ? 1 : shard_count)));
-}
 
 Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock,
                MemoryGauge* memory)
@@ -68,11 +66,6 @@ Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options op
 }
 
 void Broker::set_peers(std::vector<Broker*> peers) { peers_ = std::move(peers); }
-
-void Broker::set_selectors(SelectorCompiler compile, SelectorMatcher match) {
-  compile_selector_ = std::move(compile);
-  match_selector_ = std::move(match);
-}
 
 const DestinationPolicy& Broker::policy_for(const Destination& d) const {
   for (std::size_t i = 0; i < policy_patterns_.size(); ++i) {

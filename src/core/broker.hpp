@@ -17,17 +17,14 @@
 #include "core/executor.hpp"
 #include "core/destination_pressure.hpp"
 #include "core/memory_gauge.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/options.hpp"
 #include "core/queue.hpp"
 #include "core/schedule.hpp"
+#include "selector/fwd.hpp"
 #include "store/store.hpp"
 
 namespace carrier::core {
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // Runs on the shard that asked, once the operation has taken effect (for persistent messages:
 // once the store has made them durable).
@@ -37,7 +34,7 @@ struct SubscribeRequest {
   // A queue, or a topic filter (wildcards allowed). A queue filter (`orders.*`, `orders.>`)
   // consumes from every matching queue, existing and future: one child consumer per queue
   // (see Consumer::attached), each with its own prefetch and the selector.
-  Destination destination;
+  model::Destination destination;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 0;   // 0: the default for the ack mode
   std::shared_ptr<Consumer> consumer;
@@ -77,8 +74,8 @@ struct NamedSubscription {
 // their protocol at recovery (the store needs no record kind of its own for them).
 struct StateRecord {
   std::string queue;  // the reserved queue's name, e.g. "$mqtt-sessions"
-  MessagePtr add;     // a record to add, or null
-  MessageId remove;   // a record to remove (acked), or nil
+  model::MessagePtr add;     // a record to add, or null
+  model::MessageId remove;   // a record to remove (acked), or nil
 };
 
 // Deliveries named for an ack or nack inside a transaction. The message is carried so that the
@@ -86,12 +83,12 @@ struct StateRecord {
 struct DeliveryRef {
   ConsumerId consumer;
   std::uint64_t tag = 0;
-  MessagePtr message;
+  model::MessagePtr message;
   bool requeue = true;  // nacks: false rejects (see Broker::reject)
 };
 
 struct Transaction {
-  std::vector<MessagePtr> sends;
+  std::vector<model::MessagePtr> sends;
   std::vector<DeliveryRef> acks;
   std::vector<DeliveryRef> nacks;
 };
@@ -107,11 +104,6 @@ struct BrokerStats {
   std::uint64_t backlog_dropped = 0;  // messages plain topic subscribers lost to their backlog bound
 };
 
-// Parses selector text for durable subscriptions recovered from the store (the selector library
-// sits above core; serve wires it in).
-using SelectorCompiler = std::function<std::shared_ptr<const selector::Selector>(const std::string&)>;
-using SelectorMatcher = std::function<bool(const selector::Selector&, const Message&)>;
-
 // The core on one shard. It owns the queues whose keys hash to this shard (including named
 // subscriptions' queues and retained messages), and the private queues of the topic
 // subscriptions whose consumers live here; it keeps a replica of every topic subscription filter
@@ -125,40 +117,39 @@ class Broker {
  public:
   using Clock = std::function<std::int64_t()>;  // epoch milliseconds
 
-  Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {},
+  Broker(model::ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {},
          MemoryGauge* memory = nullptr);
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
   // Every shard's Broker, index = shard id. Set once before any traffic.
   void set_peers(std::vector<Broker*> peers);
-  void set_selectors(SelectorCompiler compile, SelectorMatcher match);
   // Starts the periodic sweeps. Call on this shard once it runs.
   void start();
 
-  ShardId shard() const { return self_; }
+  model::ShardId shard() const { return self_; }
   std::int64_t now_ms() const { return clock_(); }
-  MessageId next_message_id() { return ids_.next(); }
+  model::MessageId next_message_id() { return ids_.next(); }
   const Options& options() const { return options_; }
   MemoryGauge* memory() const { return memory_; }
   // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
   void set_pressure(DestinationPressure* pressure) { pressure_ = pressure; }
   DestinationPressure* pressure() const { return pressure_; }
-  const DestinationPolicy& policy_for(const Destination& d) const;
+  const DestinationPolicy& policy_for(const model::Destination& d) const;
 
   // --- for protocol sessions on this shard ---
 
   // Routes each message to its queue or to the topic's subscribers. Persistent messages for
   // queues and durable subscriptions are stored first; `done` runs once they are durable (or
   // failed, or refused by a full destination).
-  void send(std::vector<MessagePtr> messages, Completion done);
+  void send(std::vector<model::MessagePtr> messages, Completion done);
   // The same, with state records written in the messages' store batch: a crash keeps both or
   // neither (MQTT's "QoS 2 PUBLISH received" with the message itself).
-  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done);
+  void send(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done);
   // The same; `unmatched` (one flag per message, in order) says which topic messages no
   // subscription took, as they were matched here and now (MQTT 5's "no matching subscribers").
   // Queue messages and scheduled ones count as matched. Callers that do not ask pay nothing.
-  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+  void send(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
             std::vector<bool>& unmatched);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
   // Detaches the consumer. A named subscription stays (with its messages) until
@@ -185,14 +176,14 @@ class Broker {
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
   // Deletes a queue and its messages (temporary queues when their connection closes).
-  void delete_queue(Destination destination, Completion done);
+  void delete_queue(model::Destination destination, Completion done);
   // Creates a temporary queue for its connection. Sends to a temporary queue that does not exist
   // (never opened, or deleted with its connection) are refused.
-  void open_temp_queue(Destination destination);
+  void open_temp_queue(model::Destination destination);
 
   // Checks a destination a producer or consumer names: exists (or may be created), and no
   // wildcard where one is not allowed.
-  Status check_destination(const Destination& d, bool for_subscribe) const;
+  Status check_destination(const model::Destination& d, bool for_subscribe) const;
 
   // --- recovery, before serving ---
   // Routes one recovered record to the shard that owns it (every shard for subscription
@@ -208,9 +199,9 @@ class Broker {
 
  private:
   struct SubscriptionInfo {
-    Destination destination;
+    model::Destination destination;
     bool topic_private = false;  // a private topic subscription: its queue is here
-    ShardId owner;               // queue and named subscriptions: the queue's shard
+    model::ShardId owner;               // queue and named subscriptions: the queue's shard
     std::string queue_key;       // queue and named subscriptions: the queue's key
     std::string subscription_name;
     std::vector<ConsumerId> children;  // a queue watcher (wildcard queue subscription): its children
@@ -239,7 +230,7 @@ class Broker {
 
   struct NamedEntry {
     NamedSubscription def;
-    MessageId definition_id;  // the store record holding a durable definition
+    model::MessageId definition_id;  // the store record holding a durable definition
     std::shared_ptr<const selector::Selector> selector;
     std::uint64_t no_local_origin = 0;
   };
@@ -255,35 +246,35 @@ class Broker {
   // A message on its way to a queue: which queue, which message.
   struct Routed {
     std::string key;
-    MessagePtr message;
+    model::MessagePtr message;
   };
 
   // Reserved queues holding persistent topic messages scheduled for later, one per topic.
   static constexpr std::string_view kScheduledTopicPrefix = "queue:$scheduled-topic:";
 
   // ---- producer side (broker.cpp)
-  void route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, MessagePtr>> to_private,
+  void route_planned(std::vector<Routed> to_queues, std::vector<std::pair<TopicSubscriber, model::MessagePtr>> to_private,
                      Completion verdict);
   // `unmatched`, when given, gets one flag per message: a topic message no subscription took.
-  void plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues,
-            std::vector<std::pair<TopicSubscriber, MessagePtr>>& to_private, std::vector<MessagePtr>& retained,
+  void plan(const std::vector<model::MessagePtr>& messages, std::vector<Routed>& to_queues,
+            std::vector<std::pair<TopicSubscriber, model::MessagePtr>>& to_private, std::vector<model::MessagePtr>& retained,
             store::Batch& batch, std::vector<bool>* unmatched = nullptr);
-  void send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+  void send_messages(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
                     std::vector<bool>* unmatched);
   bool needs_verdict(const std::vector<Routed>& to_queues) const;
   // Applies default time-to-live; takes out topic messages due later into `later` (persistent
   // ones also into `batch`, under scheduled_topic_key) and returns the rest.
-  std::vector<MessagePtr> admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later, store::Batch& batch,
+  std::vector<model::MessagePtr> admit(std::vector<model::MessagePtr> messages, std::vector<model::MessagePtr>& later, store::Batch& batch,
                                 std::vector<std::size_t>* ready_at = nullptr);
-  static std::string scheduled_topic_key(const Message& m);
-  void schedule_topic(MessagePtr m);
+  static std::string scheduled_topic_key(const model::Message& m);
+  void schedule_topic(model::MessagePtr m);
   // Matches a scheduled topic message now that it is due, and routes it.
-  void publish_due(const MessagePtr& m);
+  void publish_due(const model::MessagePtr& m);
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
               Completion done, bool requeue = true);
   static void add_state(store::Batch& batch, std::vector<StateRecord> state);
-  void complete_on(ShardId shard, Completion done, Status status);
-  void post_to(ShardId shard, std::function<void(Broker&)> fn);
+  void complete_on(model::ShardId shard, Completion done, Status status);
+  void post_to(model::ShardId shard, std::function<void(Broker&)> fn);
 
   // ---- owner side (broker_owner.cpp)
   OwnedQueue& owned(const std::string& key);
@@ -308,7 +299,7 @@ class Broker {
   void dead_letter(const std::string& key, bool stored, Queue::Entry entry, std::string_view reason,
                    store::Batch& batch, std::vector<Routed>& moved);
   void finish_dead_letters(store::Batch batch, std::vector<Routed> moved);
-  void release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch);
+  void release(const std::string& key, bool stored, const std::vector<model::MessagePtr>& gone, store::Batch& batch);
   std::int64_t redelivery_delay(const DestinationPolicy& p, std::uint32_t deliveries);
   void sweep();
   void at(std::int64_t due_ms, Schedule::Task task);
@@ -319,16 +310,16 @@ class Broker {
   // per subscription would let one slow subscriber's copies reach the global limit alone.
   // Bytes that are not a message's (a queue object's overhead), added or (negative) given back.
   void account(std::int64_t bytes);
-  void account_hold(const Message& m);
-  void account_release(const Message& m);
+  void account_hold(const model::Message& m);
+  void account_release(const model::Message& m);
   // Makes room for `m` in a plain topic subscription's queue as the topic's policy says; false
   // if it does not fit (broker_topics.cpp).
-  bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
+  bool fits_private(Queue& q, const DestinationPolicy& policy, const model::Message& m);
   // The default bound of a plain subscription whose topic has no limits of its own
   // (Options::backlog_bound): with drop-oldest, trim_backlog makes room for `m`; with block, past
   // the bound press_backlog marks the topic of each message that arrives for it, and
   // relieve_backlog clears every mark once it is under 90% (or `all`: it is going).
-  void trim_backlog(Queue& q, const Message& m);
+  void trim_backlog(Queue& q, const model::Message& m);
   void press_backlog(TopicSubscription& sub, const std::string& topic);
   void relieve_backlog(TopicSubscription& sub, bool all = false);
   // A `block` queue that became full is marked in pressure_, and cleared below 90%.
@@ -346,7 +337,7 @@ class Broker {
   // The queue `key` is being freed: its children are told.
   void watch_drop_queue(const std::string& key, OwnedQueue& oq);
   // On the parent's home: a child was attached or dropped by `owner`.
-  void watch_attached(ConsumerId parent, ConsumerId child, std::string key, ShardId owner,
+  void watch_attached(ConsumerId parent, ConsumerId child, std::string key, model::ShardId owner,
                       std::shared_ptr<Consumer> consumer);
   void watch_detached(ConsumerId parent, ConsumerId child, std::shared_ptr<Consumer> consumer);
   // A queue without consumers, or empty with only watchers' children attached: it may be freed
@@ -360,7 +351,7 @@ class Broker {
   void named_remove(const std::string& name);
   // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes
   // the owner store (or stop storing) its messages, then every shard's replica `entry`.
-  void named_replace(NamedEntry entry, MessageId previous, bool was_durable, Completion done);
+  void named_replace(NamedEntry entry, model::MessageId previous, bool was_durable, Completion done);
   void owner_set_durable(const std::string& key, bool durable, store::Batch& batch);
   // Holder changes of one named subscription run one at a time on the subscription's owner,
   // each reading the definition the previous one left: `op` calls its argument when done.
@@ -368,29 +359,27 @@ class Broker {
   void run_holder_op(const std::string& name);
   void owner_add_holder(SubscribeRequest request, Completion reply);
   void owner_remove_holder(std::string name, std::string holder, Completion reply);
-  MessagePtr definition_message(const NamedEntry& entry);
-  void topic_enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries);
+  model::MessagePtr definition_message(const NamedEntry& entry);
+  void topic_enqueue(std::vector<std::pair<ConsumerId, model::MessagePtr>> deliveries);
   void broadcast(std::function<void(Broker&)> fn, Completion done);
   Result<ConsumerId> subscribe_named(SubscribeRequest request, ConsumerRef ref, Completion done);
-  void retain(MessagePtr message);
+  void retain(model::MessagePtr message);
   void send_retained(std::string filter, TopicSubscriber target);
-  bool selected(const TopicSubscriber& s, const Message& m) const;
+  bool selected(const TopicSubscriber& s, const model::Message& m) const;
 
-  ShardId self_;
+  model::ShardId self_;
   Executor& executor_;
   store::Store& store_;
   Options options_;
   Clock clock_;
   MemoryGauge* memory_;
   DestinationPressure* pressure_ = nullptr;
-  MessageIdGenerator ids_;
+  model::MessageIdGenerator ids_;
   std::mt19937_64 random_;
   std::vector<Broker*> peers_;
   std::unordered_set<std::string> configured_queues_;
-  SelectorCompiler compile_selector_;
-  SelectorMatcher match_selector_;
   DestinationPolicy default_policy_;
-  std::vector<std::pair<Destination, std::size_t>> policy_patterns_;  // kind + filter -> policies index
+  std::vector<std::pair<model::Destination, std::size_t>> policy_patterns_;  // kind + filter -> policies index
   std::vector<bool> policy_any_kind_;
 
   OwnedQueues queues_;                                               // owned here, by key
@@ -400,7 +389,7 @@ class Broker {
   // scan of everyone's at each CONNECT.
   std::map<std::string, NamedEntry, std::less<>> named_;
   std::unordered_map<std::string, std::deque<std::function<void(Completion)>>> holder_ops_;  // owner: by name
-  std::unordered_map<std::string, MessagePtr> retained_;             // owned here: topic name -> message
+  std::unordered_map<std::string, model::MessagePtr> retained_;             // owned here: topic name -> message
   DestinationTree topic_index_;                                      // replica: every topic subscription
   DestinationTree watch_index_;                                      // replica: every queue watcher's filter
   std::unordered_map<ConsumerId, Watcher> watchers_;                 // replica: by parent id

@@ -4,8 +4,16 @@
 #include <cmath>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
+#include "selector/selector.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessagePtr;
+using model::owner_shard;
 
 namespace {
 
@@ -42,7 +50,7 @@ Broker::OwnedQueue& Broker::owned(const std::string& key) {
   auto it = queues_.find(key);
   if (it != queues_.end()) return it->second;
   OwnedQueue q;
-  q.queue = std::make_unique<Queue>(key, match_selector_);
+  q.queue = std::make_unique<Queue>(key);
   q.queue->touch(now_ms());
   q.stored = starts_with(key, kQueuePrefix);
   q.incarnation = next_incarnation_++;
@@ -522,7 +530,10 @@ void Broker::recover(const std::vector<Broker*>& brokers, store::RecoveredMessag
     const auto owner = owner_shard(std::string(kSubscriptionPrefix) + entry.def.name, n).value();
     for (auto* b : brokers) {
       NamedEntry copy = entry;
-      if (!copy.def.selector.empty() && b->compile_selector_) copy.selector = b->compile_selector_(copy.def.selector);
+      if (!copy.def.selector.empty()) {
+        auto parsed = selector::parse(copy.def.selector);
+        if (parsed) copy.selector = *parsed;
+      }
       b->named_remove(copy.def.name);  // a later definition of the same name replaces it
       b->named_add(std::move(copy), owner);
     }

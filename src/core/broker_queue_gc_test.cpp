@@ -5,6 +5,11 @@
 #include "core/broker_test_fixture.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+
 namespace {
 
 // Empty auto-created queues are freed; queues that hold something, or have a lifecycle of their

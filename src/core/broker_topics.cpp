@@ -3,8 +3,18 @@
 #include <algorithm>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
+#include "selector/selector.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
 
 namespace {
 
@@ -22,7 +32,7 @@ struct Countdown {
 
 bool Broker::selected(const TopicSubscriber& s, const Message& m) const {
   if (s.no_local_origin != 0 && s.no_local_origin == m.origin) return false;
-  if (s.selector && match_selector_ && !match_selector_(*s.selector, m)) return false;
+  if (s.selector && !selector::matches(*s.selector, m)) return false;
   return true;
 }
 

@@ -9,6 +9,9 @@
 
 namespace carrier::core {
 
+using model::Destination;
+using model::ShardId;
+
 namespace {
 
 constexpr std::string_view kQueuePrefix = "queue:";

@@ -15,7 +15,7 @@ constexpr std::chrono::milliseconds kMinimalWait{20};
 constexpr std::uint32_t kDefaultMax = 10;
 
 nlohmann::json to_json(const core::Delivery& d) {
-  const core::Message& m = *d.message;
+  const model::Message& m = *d.message;
   char id[36];
   m.id.to_chars(id);
   nlohmann::json headers = nlohmann::json::object();
@@ -46,7 +46,7 @@ nlohmann::json to_json(const core::Delivery& d) {
 
 }  // namespace
 
-void Session::handle_receive(const core::Destination& destination, const codec::Params& params) {
+void Session::handle_receive(const model::Destination& destination, const codec::Params& params) {
   if (auto unknown = codec::unknown_param(params, {"max", "wait", "ack"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: max, wait, ack)", unknown->substr(0, 64)));
     return;

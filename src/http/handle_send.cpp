@@ -21,7 +21,7 @@ std::string_view media_type(std::string_view content_type) {
 
 }  // namespace
 
-void Session::handle_send(const core::Destination& destination, const codec::Params& params) {
+void Session::handle_send(const model::Destination& destination, const codec::Params& params) {
   const Request& req = *current_;
   if (auto unknown = codec::unknown_param(params, {"persistent"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: persistent)", unknown->substr(0, 64)));
@@ -51,7 +51,7 @@ void Session::handle_send(const core::Destination& destination, const codec::Par
     return;
   }
   const auto* pressure = broker_.pressure();
-  if (destination.kind == core::DestinationKind::queue && pressure != nullptr && pressure->any() &&
+  if (destination.kind == model::DestinationKind::queue && pressure != nullptr && pressure->any() &&
       pressure->blocked(destination.key())) {
     problem(429, fmt::format("queue '{}' is full (overflow = \"block\"); try again later", destination.name),
             "Retry-After: 1\r\n");
@@ -86,7 +86,7 @@ void Session::handle_send(const core::Destination& destination, const codec::Par
     entries.push_back(std::move(one));
   }
 
-  std::vector<core::MessagePtr> messages;
+  std::vector<model::MessagePtr> messages;
   messages.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto fields = codec::read_fields(entries[i].headers, now, limits);
@@ -96,7 +96,7 @@ void Session::handle_send(const core::Destination& destination, const codec::Par
               entries.size() > 1 ? fmt::format("batch entry {}: {}", i, e.detail) : e.detail);
       return;
     }
-    auto m = std::make_shared<core::Message>();
+    auto m = std::make_shared<model::Message>();
     m->id = broker_.next_message_id();
     m->destination = destination;
     m->timestamp_ms = fields->timestamp_ms != 0 ? fields->timestamp_ms : now;

@@ -28,7 +28,7 @@ std::vector<std::string_view> segments(std::string_view path) {
 
 // A destination named in a path: a plain core name, no wildcards (a poll consumes one queue),
 // nothing reserved ('$': the broker's own queues and exchanges).
-Result<core::Destination> destination_from(std::string_view segment, core::DestinationKind kind,
+Result<model::Destination> destination_from(std::string_view segment, model::DestinationKind kind,
                                            std::size_t max_levels) {
   auto name = codec::percent_decode(segment);
   if (!name) return unexpected(name.error());
@@ -45,7 +45,7 @@ Result<core::Destination> destination_from(std::string_view segment, core::Desti
                                                           "(http.max_destination_levels)",
                                                           levels, max_levels));
   }
-  return core::Destination{kind, std::move(*name)};
+  return model::Destination{kind, std::move(*name)};
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ void Session::route() {
               queue ? "Allow: GET, POST\r\n" : "Allow: POST\r\n");
       return;
     }
-    auto destination = destination_from(parts[2], queue ? core::DestinationKind::queue : core::DestinationKind::topic,
+    auto destination = destination_from(parts[2], queue ? model::DestinationKind::queue : model::DestinationKind::topic,
                                          options_.max_destination_levels);
     if (!destination) {
       problem(destination.error());

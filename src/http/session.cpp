@@ -44,7 +44,7 @@ void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batc
   if (auto s = session_.lock()) s->deliver_poll(id, std::move(batch));
 }
 
-Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)
     : net::Connection(std::move(socket), shard, "http"),
       broker_(broker),

@@ -46,7 +46,7 @@ class PollConsumer : public core::Consumer {
 // Runs on: its shard, only.
 class Session : public net::Connection {
  public:
-  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
           auth::Authenticator& authenticator, net::HandshakeSlot handshake);
   ~Session() override;
 
@@ -89,8 +89,8 @@ class Session : public net::Connection {
   void handle();
   void on_authenticated(auth::Outcome outcome, std::uint64_t seq);
   void route();  // routes.cpp
-  void handle_send(const core::Destination& destination, const codec::Params& params);     // handle_send.cpp
-  void handle_receive(const core::Destination& destination, const codec::Params& params);  // handle_receive.cpp
+  void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
+  void handle_receive(const model::Destination& destination, const codec::Params& params);  // handle_receive.cpp
   void answer_poll(std::vector<core::Delivery> batch);
   void poll_expired(std::uint64_t seq);
 

@@ -104,7 +104,7 @@ void Session::handle_publish(codec::Publish& p) {
 
 void Session::flush_publishes() {
   if (publishes_.empty()) return;
-  std::vector<core::MessagePtr> messages;
+  std::vector<model::MessagePtr> messages;
   constexpr std::size_t kNoMessage = static_cast<std::size_t>(-1);
   struct Ack {
     std::uint8_t qos;
@@ -192,7 +192,7 @@ bool Session::publishes_to_blocked_topic(const codec::Publish& p) const {
     if (it == inbound_aliases_.end()) return false;  // handle_publish refuses the unknown alias
     topic = it->second;
   }
-  return pressure->blocked(core::Destination{core::DestinationKind::topic, to_core_name(topic)}.key());
+  return pressure->blocked(model::Destination{model::DestinationKind::topic, to_core_name(topic)}.key());
 }
 
 void Session::handle_pubrel(const codec::Pubrel& p) {
@@ -202,7 +202,7 @@ void Session::handle_pubrel(const codec::Pubrel& p) {
     if (record != inbound_records_.end()) {
       // PUBCOMP frees the packet id for the client's next message: only once the store no longer
       // holds the exchange, or after a restart that next message would be taken for a resend.
-      const core::MessageId id = record->second;
+      const model::MessageId id = record->second;
       inbound_records_.erase(record);
       auto weak = std::weak_ptr<Session>(self());
       const std::uint16_t packet_id = p.packet_id;

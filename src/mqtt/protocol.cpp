@@ -12,11 +12,11 @@ class MqttProtocol final : public protocol::Protocol {
       : Protocol("mqtt", std::move(listener)),
         service_(context.executor, context.brokers, std::move(options), context.authenticator, context.connecting) {}
 
-  void start_session(net::tcp::socket socket, core::ShardId shard) override { service_.accept(std::move(socket), shard); }
-  bool recover(std::string_view queue_key, const core::Message& message) override {
+  void start_session(net::tcp::socket socket, model::ShardId shard) override { service_.accept(std::move(socket), shard); }
+  bool recover(std::string_view queue_key, const model::Message& message) override {
     return service_.recover(queue_key, message);
   }
-  void start(core::ShardId shard) override { service_.start(shard); }
+  void start(model::ShardId shard) override { service_.start(shard); }
   bool idle() const override { return service_.idle(); }
 
  private:

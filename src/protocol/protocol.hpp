@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/executor.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "net/asio.hpp"
 #include "net/options.hpp"
 
@@ -47,13 +47,13 @@ class Protocol {
 
   // Runs on `shard`, whose io_context the socket belongs to: makes the connection's session and
   // starts it (or refuses it, e.g. past the handshake limit).
-  virtual void start_session(net::tcp::socket socket, core::ShardId shard) = 0;
+  virtual void start_session(net::tcp::socket socket, model::ShardId shard) = 0;
   // Start-up, before the shards run: takes a recovered record of one of the protocol's own
   // reserved queues (true). `queue_key` is the store key ("queue:$mqtt-sessions"); what no
   // protocol takes goes to the core.
-  virtual bool recover(std::string_view queue_key, const core::Message& message) { return false; }
+  virtual bool recover(std::string_view queue_key, const model::Message& message) { return false; }
   // On each shard once it runs, before any listener accepts.
-  virtual void start(core::ShardId shard) {}
+  virtual void start(model::ShardId shard) {}
   // Shutdown, once every connection was told to go: false while the protocol still has
   // something to hand to the store (MQTT's departing sessions and wills). The store closes
   // when every protocol is idle, or after the grace period.

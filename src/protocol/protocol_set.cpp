@@ -4,7 +4,7 @@ namespace carrier::protocol {
 
 void ProtocolSet::add(std::unique_ptr<Protocol> protocol) { entries_.push_back(Entry{std::move(protocol), nullptr}); }
 
-bool ProtocolSet::recover(std::string_view queue_key, const core::Message& message) {
+bool ProtocolSet::recover(std::string_view queue_key, const model::Message& message) {
   for (auto& entry : entries_) {
     if (entry.protocol->recover(queue_key, message)) return true;
   }
@@ -15,7 +15,7 @@ Status ProtocolSet::open() {
   for (auto& entry : entries_) {
     if (!entry.protocol->listener().enabled || entry.listener) continue;
     auto listener = std::make_unique<net::Listener>(
-        pool_, entry.protocol->name(), [protocol = entry.protocol.get()](net::tcp::socket socket, core::ShardId shard) {
+        pool_, entry.protocol->name(), [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard) {
           protocol->start_session(std::move(socket), shard);
         });
     if (auto st = listener->open(entry.protocol->listener()); !st) return st;
@@ -24,7 +24,7 @@ Status ProtocolSet::open() {
   return ok();
 }
 
-void ProtocolSet::start(core::ShardId shard) {
+void ProtocolSet::start(model::ShardId shard) {
   for (auto& entry : entries_) entry.protocol->start(shard);
 }
 

@@ -26,12 +26,12 @@ class ProtocolSet {
 
   // Start-up, before the shards run: hands the record to the first protocol that takes it
   // (true); false: no protocol did, it is the core's.
-  bool recover(std::string_view queue_key, const core::Message& message);
+  bool recover(std::string_view queue_key, const model::Message& message);
   // Binds each enabled protocol's listener now, so an address in use stops start-up with the
   // listener's error ("stomp: cannot listen on HOST:PORT: ..."); the first failure is returned.
   Status open();
   // On `shard`, once it runs: each protocol's per-shard start.
-  void start(core::ShardId shard);
+  void start(model::ShardId shard);
   // Once every shard runs: the open listeners accept.
   void start_listening();
   // What listens where (open listeners only, in registration order), for the log and tests.

@@ -21,17 +21,17 @@ class FakeProtocol final : public Protocol {
   FakeProtocol(std::string name, net::ListenerOptions listener, core::Executor& executor)
       : Protocol(name, listener), executor_(executor), reserved_("queue:$" + name + "-") {}
 
-  void start_session(net::tcp::socket socket, core::ShardId shard) override {
+  void start_session(net::tcp::socket socket, model::ShardId shard) override {
     record(sessions_, shard);
     boost::system::error_code ec;
     socket.close(ec);
   }
-  bool recover(std::string_view queue_key, const core::Message& message) override {
+  bool recover(std::string_view queue_key, const model::Message& message) override {
     if (!queue_key.starts_with(reserved_)) return false;
     recovered.push_back(std::string(queue_key) + " " + message.correlation_id);
     return true;
   }
-  void start(core::ShardId shard) override { record(starts_, shard); }
+  void start(model::ShardId shard) override { record(starts_, shard); }
   bool idle() const override { return idle_now; }
 
   // Waits (bounded) until `count` sessions (starts) ran, each on the shard it was given.
@@ -46,7 +46,7 @@ class FakeProtocol final : public Protocol {
   bool idle_now = true;
 
  private:
-  void record(std::vector<std::uint32_t>& calls, core::ShardId shard) {
+  void record(std::vector<std::uint32_t>& calls, model::ShardId shard) {
     // A call made off its shard is recorded as a shard that does not exist.
     const auto current = executor_.current();
     std::lock_guard lock(mutex_);
@@ -142,7 +142,7 @@ TEST(ProtocolSet, RecoveredRecordsGoToTheProtocolThatKeepsTheirQueue) {
   ProtocolSet set(pool);
   auto& alpha = add_fake(set, pool, "alpha", kOff);
   auto& beta = add_fake(set, pool, "beta", kOff);
-  core::Message record;
+  model::Message record;
   record.correlation_id = "r1";
 
   EXPECT_TRUE(set.recover("queue:$beta-sessions", record));
@@ -159,7 +159,7 @@ TEST(ProtocolSet, StartRunsEveryProtocolOnTheShardItIsCalledOn) {
   auto& beta = add_fake(set, pool, "beta", kOff);
   pool.start();
   for (std::uint32_t i = 0; i < 2; ++i) {
-    pool.post(core::ShardId(i), [&set, &pool] { set.start(*pool.current()); });
+    pool.post(model::ShardId(i), [&set, &pool] { set.start(*pool.current()); });
   }
   for (auto* fake : {&alpha, &beta}) {
     const auto shards = fake->wait_starts(2);

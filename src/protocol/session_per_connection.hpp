@@ -20,7 +20,7 @@ class SessionPerConnection final : public Protocol {
   SessionPerConnection(std::string name, const Context& context, net::ListenerOptions listener, Options options)
       : Protocol(std::move(name), std::move(listener)), context_(context), options_(std::move(options)) {}
 
-  void start_session(net::tcp::socket socket, core::ShardId shard) override {
+  void start_session(net::tcp::socket socket, model::ShardId shard) override {
     auto session = std::make_shared<Session>(std::move(socket), shard, *context_.brokers[shard.value()], options_,
                                              context_.authenticator, context_.connecting.try_acquire());
     session->start();

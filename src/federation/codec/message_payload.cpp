@@ -6,7 +6,7 @@
 
 namespace carrier::federation::codec {
 
-Id128 to_id128(const core::MessageId& id) {
+Id128 to_id128(const model::MessageId& id) {
   Id128 out;
   for (int i = 0; i < 8; ++i) {
     out.bytes[i] = static_cast<std::uint8_t>(id.hi >> (56 - 8 * i));
@@ -15,8 +15,8 @@ Id128 to_id128(const core::MessageId& id) {
   return out;
 }
 
-core::MessageId to_message_id(const Id128& id) {
-  core::MessageId out;
+model::MessageId to_message_id(const Id128& id) {
+  model::MessageId out;
   for (int i = 0; i < 8; ++i) {
     out.hi = (out.hi << 8) | id.bytes[i];
     out.lo = (out.lo << 8) | id.bytes[8 + i];
@@ -24,7 +24,7 @@ core::MessageId to_message_id(const Id128& id) {
   return out;
 }
 
-Result<BasicMessage> wrap_message(const core::Message& m, BasicMessage envelope) {
+Result<BasicMessage> wrap_message(const model::Message& m, BasicMessage envelope) {
   if (m.destination.name.find('\0') != std::string::npos) {
     return unexpected(Errc::invalid_argument,
                       "destination name cannot be a selector: it contains a NUL byte");
@@ -36,7 +36,7 @@ Result<BasicMessage> wrap_message(const core::Message& m, BasicMessage envelope)
   return envelope;
 }
 
-Result<core::Message> unwrap_message(const BasicMessage& b) {
+Result<model::Message> unwrap_message(const BasicMessage& b) {
   auto m = store::decode_message(b.payload);
   if (!m) return unexpected(Errc::protocol_error, "BasicMessage payload: " + m.error().detail);
   if (m->destination.name != b.selector) {

@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "federation/codec/basic_message.hpp"
 #include "federation/codec/id128.hpp"
 
@@ -23,16 +23,16 @@
 // without decoding its payload; the message id is Carrier's 128-bit id, big-endian.
 namespace carrier::federation::codec {
 
-Id128 to_id128(const core::MessageId& id);
-core::MessageId to_message_id(const Id128& id);
+Id128 to_id128(const model::MessageId& id);
+model::MessageId to_message_id(const Id128& id);
 
 // `envelope` with selector, message id and payload set from `m`; its TTL, hops, node ids and
 // stack are kept. Errc::invalid_argument if the destination name holds a NUL.
-Result<BasicMessage> wrap_message(const core::Message& m, BasicMessage envelope);
+Result<BasicMessage> wrap_message(const model::Message& m, BasicMessage envelope);
 
 // The message a BasicMessage carries. Errc::protocol_error if the payload does not decode
 // (the store codec's detail, with its offset into the payload) or names another destination
 // than the selector, or another id than the message id.
-Result<core::Message> unwrap_message(const BasicMessage& b);
+Result<model::Message> unwrap_message(const BasicMessage& b);
 
 }  // namespace carrier::federation::codec

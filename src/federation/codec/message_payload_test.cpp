@@ -12,10 +12,10 @@ namespace {
 
 using namespace testing;
 
-core::Message full_message() {
-  core::Message m;
-  m.id = core::MessageId{0x0102030405060708ULL, 0x090a0b0c0d0e0f10ULL};
-  m.destination = core::Destination{core::DestinationKind::topic, "prices.eu"};
+model::Message full_message() {
+  model::Message m;
+  m.id = model::MessageId{0x0102030405060708ULL, 0x090a0b0c0d0e0f10ULL};
+  m.destination = model::Destination{model::DestinationKind::topic, "prices.eu"};
   m.priority = 9;
   m.timestamp_ms = 1'700'000'000'000;
   m.expires_ms = 1'700'000'060'000;
@@ -32,12 +32,12 @@ core::Message full_message() {
 }
 
 // Every field the store's encoding carries, compared through that encoding.
-void expect_same_message(const core::Message& a, const core::Message& b) {
+void expect_same_message(const model::Message& a, const model::Message& b) {
   EXPECT_EQ(store::encode_message(a), store::encode_message(b));
 }
 
 TEST(MessagePayload, IdsAreBigEndian) {
-  const core::MessageId id{0x0102030405060708ULL, 0x090a0b0c0d0e0f10ULL};
+  const model::MessageId id{0x0102030405060708ULL, 0x090a0b0c0d0e0f10ULL};
   EXPECT_EQ(to_id128(id), make_id(1));
   EXPECT_EQ(to_message_id(to_id128(id)), id);
 }
@@ -73,7 +73,7 @@ TEST(MessagePayload, EverythingCrossesAHop) {
 }
 
 TEST(MessagePayload, NullBodyStaysNull) {
-  core::Message m;
+  model::Message m;
   m.destination.name = "q";
   auto back = unwrap_message(*wrap_message(m, BasicMessage{}));
   ASSERT_TRUE(back.has_value());
@@ -105,7 +105,7 @@ TEST(MessagePayload, Refusals) {
   cut.payload.resize(cut.payload.size() - 1);
   EXPECT_FALSE(unwrap_message(cut).has_value());
 
-  core::Message nul = full_message();
+  model::Message nul = full_message();
   nul.destination.name = std::string("a\0b", 3);
   auto wrapped = wrap_message(nul, BasicMessage{});
   ASSERT_FALSE(wrapped.has_value());
