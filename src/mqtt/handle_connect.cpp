@@ -6,6 +6,7 @@
 #include "auth/user_syntax.hpp"
 #include "base/logging.hpp"
 #include "mqtt/codec/topic_syntax.hpp"
+#include "mqtt/connect_terms.hpp"
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/service.hpp"
 #include "mqtt/session.hpp"
@@ -21,13 +22,6 @@ std::shared_ptr<spdlog::logger> log() {
 }
 
 constexpr std::uint32_t kNever = 0xFFFFFFFF;
-
-// Characters of a string the decoder has checked as UTF-8: the bytes that start one.
-std::size_t code_points(std::string_view utf8) {
-  std::size_t n = 0;
-  for (char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-  return n;
-}
 
 }  // namespace
 
@@ -63,50 +57,30 @@ void Session::handle_connect(codec::Connect& c) {
   // Set before any answer: a refusing CONNACK must fit it too.
   if (v5) client_max_packet_size_ = props.maximum_packet_size.value_or(0);
 
-  if (v5 && props.authentication_method) {
-    // No enhanced authentication method is offered (MQTT 5 4.12).
-    refuse_connect(codec::ReasonCode::bad_authentication_method,
-                   fmt::format("authentication method '{}' is not supported", *props.authentication_method));
+  auto negotiated = negotiate_connect(c, options_);
+  if (auto* refused = std::get_if<ConnectRefusal>(&negotiated)) {
+    refuse_connect(refused->reason, refused->detail);
     return;
   }
+  auto& terms = std::get<ConnectTerms>(negotiated);
   clean_start_ = c.clean_start;
-  client_id_ = c.client_id;
-  std::optional<std::string> assigned;
+  client_id_ = std::move(terms.client_id);
   if (client_id_.empty()) {
-    // 3.1 requires an id; 3.1.1 allows none only with a clean session; 5.0 assigns one.
-    if (version_ == codec::Version::v3_1 || (version_ == codec::Version::v3_1_1 && !clean_start_)) {
-      refuse_connect(codec::ReasonCode::client_identifier_not_valid, "an empty client identifier needs a clean session");
-      return;
-    }
     client_id_ = "auto-" + broker_.next_message_id().to_string();
-    if (v5) assigned = client_id_;
+    if (v5) assigned_client_id_ = client_id_;  // told in CONNACK
   }
-  if (version_ == codec::Version::v3_1 && code_points(client_id_) > 23) {
-    // MQTT 3.1 (3.1, client identifier): 1 to 23 characters, "identifier rejected" beyond.
-    refuse_connect(codec::ReasonCode::client_identifier_not_valid, "a 3.1 client identifier has at most 23 characters");
-    return;
+  session_expiry_ = terms.session_expiry;
+  connack_session_expiry_ = terms.connack_session_expiry;
+  if (const auto& limits = terms.client_limits) {
+    client_receive_maximum_ = limits->receive_maximum;
+    client_max_packet_size_ = limits->max_packet_size;
+    client_topic_alias_maximum_ = limits->topic_alias_maximum;
+    request_problem_information_ = limits->request_problem_information;
+    outbound_window_ = limits->outbound_window;
   }
-
-  if (v5) {
-    session_expiry_ = std::min(props.session_expiry_interval.value_or(0), options_.session_expiry_max);
-    if (session_expiry_ != props.session_expiry_interval.value_or(0)) connack_session_expiry_ = session_expiry_;
-    client_receive_maximum_ = props.receive_maximum.value_or(65535);
-    client_max_packet_size_ = props.maximum_packet_size.value_or(0);
-    client_topic_alias_maximum_ = props.topic_alias_maximum.value_or(0);
-    request_problem_information_ = props.request_problem_information.value_or(1) == 1;
-    outbound_window_ = std::max<std::uint16_t>(1, std::min(client_receive_maximum_, options_.max_inflight));
-  } else {
-    session_expiry_ = clean_start_ ? 0 : std::min(kNever, options_.session_expiry_max);
-  }
-  keep_alive_ = c.keep_alive;
-  std::optional<std::uint16_t> server_keep_alive;
-  if (v5 && options_.max_keep_alive != 0 && (keep_alive_ == 0 || keep_alive_ > options_.max_keep_alive)) {
-    keep_alive_ = options_.max_keep_alive;
-    server_keep_alive = keep_alive_;
-  }
+  keep_alive_ = terms.keep_alive;
+  server_keep_alive_ = terms.server_keep_alive;
   will_ = std::move(c.will);
-  assigned_client_id_ = assigned;
-  server_keep_alive_ = server_keep_alive;
 
   log()->debug("{} CONNECT {} client '{}' clean={} keep-alive={} expiry={}", log_prefix(), codec::to_string(version_),
                client_id_, clean_start_, keep_alive_, session_expiry_);

@@ -1,53 +1,26 @@
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
+#include "stomp/ack_request.hpp"
 #include "stomp/session.hpp"
 
 namespace carrier::stomp {
 
-Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& frame, Subscription*& sub,
+Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const AckRequest& request, Subscription*& sub,
                                                             std::vector<std::uint64_t>& numbers) {
   sub = nullptr;
-  const bool is_ack_frame = frame.command == codec::Command::ack;
   std::uint64_t tag = 0;
-  std::string named;
-  if (version_ == codec::Version::v1_2) {
-    const auto* id = frame.header("id");
-    if (id == nullptr) {
-      return unexpected(Errc::invalid_argument, is_ack_frame ? "ACK frame has no id header" : "NACK frame has no id header");
+  if (request.token) {
+    tag = request.token->delivery;
+    for (auto& [sid, s] : subscriptions_) {
+      if (s.number == request.token->subscription) sub = &s;
     }
-    named = *id;
-    // Our ack tokens are "<subscription number>.<tag>".
-    auto dot = id->find('.');
-    std::uint64_t number = 0;
-    bool parsed = dot != std::string::npos;
-    if (parsed) {
-      auto r1 = std::from_chars(id->data(), id->data() + dot, number);
-      auto r2 = std::from_chars(id->data() + dot + 1, id->data() + id->size(), tag);
-      parsed = r1.ec == std::errc() && r1.ptr == id->data() + dot && r2.ec == std::errc() &&
-               r2.ptr == id->data() + id->size();
-    }
-    if (parsed) {
-      for (auto& [sid, s] : subscriptions_) {
-        if (s.number == number) sub = &s;
-      }
-    }
-    if (sub == nullptr || !sub->unacked.contains(tag)) {
-      return unexpected(Errc::not_found, fmt::format("no unacknowledged message with ack id '{}'", named));
-    }
-  } else {
-    const auto* message_id = frame.header("message-id");
-    if (message_id == nullptr) {
-      return unexpected(Errc::invalid_argument, is_ack_frame ? "ACK frame has no message-id header"
-                                                             : "NACK frame has no message-id header");
-    }
-    named = *message_id;
-    const auto* sub_id = frame.header("subscription");
+    if (sub != nullptr && !sub->unacked.contains(tag)) sub = nullptr;
+  } else if (version_ != codec::Version::v1_2) {
     auto search = [&](Subscription& s) {
       for (const auto& [t, p] : s.unacked) {
-        if (p.message->id.to_string() == *message_id) {
+        if (p.message->id.to_string() == request.named) {
           sub = &s;
           tag = t;
           return true;
@@ -55,16 +28,18 @@ Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& 
       }
       return false;
     };
-    if (sub_id != nullptr) {
-      if (auto* s = find_subscription(*sub_id)) search(*s);
+    if (request.subscription) {
+      if (auto* s = find_subscription(*request.subscription)) search(*s);
     } else {
       for (auto& [sid, s] : subscriptions_) {
         if (search(s)) break;
       }
     }
-    if (sub == nullptr) {
-      return unexpected(Errc::not_found, fmt::format("no unacknowledged message with message-id '{}'", named));
-    }
+  }
+  if (sub == nullptr) {
+    return unexpected(Errc::not_found, fmt::format("no unacknowledged message with {} '{}'",
+                                                   version_ == codec::Version::v1_2 ? "ack id" : "message-id",
+                                                   request.named));
   }
   std::vector<core::DeliveryRef> refs;
   if (sub->ack_mode == core::AckMode::client) {
@@ -85,32 +60,27 @@ Result<std::vector<core::DeliveryRef>> Session::resolve_ack(const codec::Frame& 
 }
 
 void Session::handle_ack(codec::Frame& frame, bool is_ack) {
-  if (!is_ack && version_ == codec::Version::v1_0) {
-    fail("unknown command", "NACK does not exist in STOMP 1.0", &frame);
+  auto read = read_ack(frame, version_);
+  if (auto* refused = std::get_if<Refused>(&read)) {
+    fail(refused->why, refused->detail, &frame);
     return;
   }
+  const auto& request = std::get<AckRequest>(read);
   Subscription* sub = nullptr;
   std::vector<std::uint64_t> numbers;
-  auto refs = resolve_ack(frame, sub, numbers);
+  auto refs = resolve_ack(request, sub, numbers);
   if (!refs) {
-    // A missing header is a malformed frame, not an unknown message: say which one.
-    if (refs.error().code == Errc::invalid_argument) {
-      fail(refs.error().detail, {}, &frame);
-      return;
-    }
-    fail(is_ack ? "ACK for an unknown message" : "NACK for an unknown message", refs.error().detail, &frame);
+    fail(Refusal::unknown_message, refs.error().detail, &frame);
     return;
   }
-  // RabbitMQ: NACK with requeue:false dead-letters (or drops) instead of offering it again.
-  const auto* requeue_header = is_ack ? nullptr : frame.header("requeue");
-  const bool requeue = requeue_header == nullptr || *requeue_header != "false";
+  const bool requeue = request.requeue;
   if (!requeue) {
     for (auto& r : *refs) r.requeue = false;
   }
   if (const auto* tx = frame.header("transaction")) {
     auto it = transactions_.find(*tx);
     if (it == transactions_.end()) {
-      fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
+      fail(Refusal::unknown_transaction, fmt::format("no transaction '{}' has begun", *tx), &frame);
       return;
     }
     // The deliveries were held by the subscription already: only the entries count.
@@ -143,7 +113,7 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     if (!self || self->is_closing() || (parts && parts->failed)) return;
     if (!st) {
       if (parts) parts->failed = true;
-      self->fail("acknowledgement not stored", st.error().to_string());
+      self->fail(refusal_for(st.error().code, Operation::acknowledge), st.error().to_string());
       return;
     }
     if (parts && --parts->remaining != 0) return;

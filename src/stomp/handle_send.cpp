@@ -1,33 +1,12 @@
 #include <algorithm>
-#include <charconv>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "core/deadline.hpp"
 #include "stomp/destination_name.hpp"
+#include "stomp/send_headers.hpp"
 #include "stomp/session.hpp"
 
 namespace carrier::stomp {
-
-namespace {
-
-// Headers that mean something to the broker itself and are not passed through as properties.
-bool is_reserved(std::string_view name) {
-  static const std::unordered_set<std::string_view> kReserved{
-      "destination", "receipt",  "transaction", "content-length", "persistent", "priority", "expires",
-      "correlation-id", "reply-to", "type", "timestamp", "content-type", "message-id", "subscription", "ack",
-      "redelivered", "delivery-count", "deliver-at", "delay", "AMQ_SCHEDULED_DELAY"};
-  return kReserved.contains(name);
-}
-
-template <class T>
-bool parse_number(const std::string& text, T& out) {
-  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-  return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
-}  // namespace
 
 std::string Session::qualify_temp_name(std::string_view name) const {
   // Names another connection qualified (a reply-to we were given) are already broker-wide.
@@ -86,9 +65,9 @@ void Session::subscribe_reply_queue(const std::string& name, std::string_view sp
   subscriptions_.emplace(std::move(id), std::move(sub));
 }
 
-Result<std::vector<model::MessagePtr>> Session::build_messages(codec::Frame& frame) {
+std::variant<std::vector<model::MessagePtr>, Refused> Session::build_messages(codec::Frame& frame) {
   const auto* dest_text = frame.header("destination");
-  if (dest_text == nullptr) return unexpected(Errc::invalid_argument, "SEND frame has no destination header");
+  if (dest_text == nullptr) return Refused{Refusal::missing_header, "destination"};
   std::vector<model::Destination> destinations;
   std::string_view rest(*dest_text);
   while (true) {
@@ -96,7 +75,7 @@ Result<std::vector<model::MessagePtr>> Session::build_messages(codec::Frame& fra
     auto one = rest.substr(0, comma);
     while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
     auto dest = resolve_destination(one, false);
-    if (!dest) return unexpected(dest.error());
+    if (!dest) return Refused{refusal_for(dest.error().code, Operation::send_destination), dest.error().detail};
     destinations.push_back(std::move(*dest));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -107,66 +86,18 @@ Result<std::vector<model::MessagePtr>> Session::build_messages(codec::Frame& fra
   m.timestamp_ms = broker_.now_ms();
   m.origin = id();
   // `deliver-at` and `delay` count from arrival, before a `timestamp` header can replace it.
-  const std::int64_t arrival = m.timestamp_ms;
-  const std::uint64_t max_delay = broker_.options().max_schedule_delay_ms;
-  std::unordered_set<std::string_view> seen;
-  for (auto& [name, value] : frame.headers) {
-    if (!seen.insert(name).second) continue;  // repeated header: the first one wins
-    if (name == "persistent") {
-      m.persistent = value == "true";
-    } else if (name == "priority") {
-      int p = 0;
-      if (!parse_number(value, p) || p < 0 || p > 9) {
-        return unexpected(Errc::invalid_argument, fmt::format("priority must be 0 to 9, got '{}'", value));
-      }
-      m.priority = static_cast<std::uint8_t>(p);
-    } else if (name == "expires") {
-      if (!parse_number(value, m.expires_ms) || m.expires_ms < 0) {
-        return unexpected(Errc::invalid_argument, fmt::format("expires must be epoch milliseconds, got '{}'", value));
-      }
-    } else if (name == "deliver-at") {
-      if (!parse_number(value, m.deliver_at_ms) || m.deliver_at_ms < 0) {
-        return unexpected(Errc::invalid_argument, fmt::format("deliver-at must be epoch milliseconds, got '{}'", value));
-      }
-      if (m.deliver_at_ms > core::deadline_after(arrival, max_delay)) {
-        return unexpected(Errc::invalid_argument,
-                          fmt::format("deliver-at must be at most {} ms ahead (max_schedule_delay_ms), got '{}'",
-                                      max_delay, value));
-      }
-    } else if (name == "delay" || name == "AMQ_SCHEDULED_DELAY") {
-      std::uint64_t delay = 0;
-      if (!parse_number(value, delay)) {
-        return unexpected(Errc::invalid_argument, fmt::format("{} must be milliseconds, got '{}'", name, value));
-      }
-      if (delay > max_delay) {
-        return unexpected(Errc::invalid_argument,
-                          fmt::format("{} must be at most {} ms (max_schedule_delay_ms), got '{}'", name,
-                                      max_delay, value));
-      }
-      if (delay > 0) m.deliver_at_ms = core::deadline_after(arrival, delay);
-    } else if (name == "timestamp") {
-      std::int64_t ts = 0;
-      if (parse_number(value, ts)) m.timestamp_ms = ts;
-    } else if (name == "correlation-id") {
-      m.correlation_id = value;
-    } else if (name == "reply-to") {
-      // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
-      auto reply = parse_destination(value, false);
-      if (reply && reply->kind == model::DestinationKind::temp_queue) {
-        const bool ours = is_own_temp_name(reply->name);
-        reply->name = qualify_temp_name(reply->name);
-        if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
-        if (ours) subscribe_reply_queue(reply->name, value);
-        m.reply_to = format_destination(*reply);
-      } else {
-        m.reply_to = value;
-      }
-    } else if (name == "type") {
-      m.type = value;
-    } else if (name == "content-type") {
-      m.content_type = value;
-    } else if (!is_reserved(name)) {
-      m.properties.emplace_back(name, value);
+  if (auto refused = read_send_headers(frame.headers, SendLimits{m.timestamp_ms, broker_.options().max_schedule_delay_ms}, m)) {
+    return std::move(*refused);
+  }
+  if (!m.reply_to.empty()) {
+    // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
+    auto reply = parse_destination(m.reply_to, false);
+    if (reply && reply->kind == model::DestinationKind::temp_queue) {
+      const bool ours = is_own_temp_name(reply->name);
+      reply->name = qualify_temp_name(reply->name);
+      if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
+      if (ours) subscribe_reply_queue(reply->name, m.reply_to);
+      m.reply_to = format_destination(*reply);
     }
   }
   m.body = std::make_shared<const std::string>(std::move(frame.body));
@@ -183,17 +114,18 @@ Result<std::vector<model::MessagePtr>> Session::build_messages(codec::Frame& fra
 }
 
 void Session::handle_send(codec::Frame& frame) {
-  auto messages = build_messages(frame);
-  if (!messages) {
+  auto built = build_messages(frame);
+  if (auto* refused = std::get_if<Refused>(&built)) {
     flush_sends();
-    fail(messages.error().detail, {}, &frame);
+    fail(refused->why, refused->detail, &frame);
     return;
   }
+  auto* messages = &std::get<std::vector<model::MessagePtr>>(built);
   if (const auto* tx = frame.header("transaction")) {
     auto it = transactions_.find(*tx);
     if (it == transactions_.end()) {
       flush_sends();
-      fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
+      fail(Refusal::unknown_transaction, fmt::format("no transaction '{}' has begun", *tx), &frame);
       return;
     }
     std::size_t bytes = 0;
@@ -229,10 +161,7 @@ void Session::flush_sends() {
       // Nothing the client was told is lost: these were never confirmed. Say so and stop.
       codec::Frame cause;
       if (!receipts.empty()) cause.headers.emplace_back("receipt", receipts.front());
-      const char* what = st.error().code == Errc::limit_exceeded ? "destination full"
-                         : st.error().code == Errc::not_found   ? "destination does not exist"
-                                                                : "message not stored";
-      self->fail(what, st.error().to_string(), &cause);
+      self->fail(refusal_for(st.error().code, Operation::send), st.error().to_string(), &cause);
       return;
     }
     for (const auto& r : receipts) self->send_receipt(r);

@@ -1,42 +1,33 @@
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
-#include "selector/selector.hpp"
-#include "stomp/destination_name.hpp"
 #include "stomp/session.hpp"
+#include "stomp/subscribe_request.hpp"
 
 namespace carrier::stomp {
 
 void Session::handle_subscribe(codec::Frame& frame) {
-  const auto* dest_text = frame.header("destination");
-  if (dest_text == nullptr) {
-    fail("SUBSCRIBE frame has no destination header", {}, &frame);
+  auto target = read_subscribe_target(frame, version_);
+  if (auto* refused = std::get_if<Refused>(&target)) {
+    fail(refused->why, refused->detail, &frame);
     return;
   }
-  const auto* id_header = frame.header("id");
-  if (id_header == nullptr && version_ != codec::Version::v1_0) {
-    fail("SUBSCRIBE frame has no id header", {}, &frame);
-    return;
-  }
-  // STOMP 1.0 made the id optional; the destination then names the subscription.
-  const std::string id = id_header != nullptr ? *id_header : *dest_text;
+  const std::string id = std::move(std::get<SubscribeTarget>(target).id);
   // A subscription a reply-to made is replaced by an explicit one below (1.0: same id).
   if (auto existing = subscriptions_.find(id); existing != subscriptions_.end() && !existing->second.automatic) {
-    fail("duplicate subscription id", fmt::format("subscription '{}' already exists", id), &frame);
+    fail(Refusal::duplicate_subscription, fmt::format("subscription '{}' already exists", id), &frame);
     return;
   }
   if (subscriptions_.size() >= options_.max_subscriptions && !subscriptions_.contains(id)) {
-    fail("too many subscriptions",
+    fail(Refusal::too_many_subscriptions,
          fmt::format("a connection may hold at most {} subscriptions (stomp.max_subscriptions)", options_.max_subscriptions),
          &frame);
     return;
   }
-  auto dest = resolve_destination(*dest_text, true);
+  auto dest = resolve_destination(std::get<SubscribeTarget>(target).destination, true);
   if (!dest) {
-    fail(dest.error().code == Errc::invalid_argument ? "invalid destination" : dest.error().detail,
-         dest.error().detail, &frame);
+    fail(refusal_for(dest.error().code, Operation::subscribe_destination), dest.error().detail, &frame);
     return;
   }
   if (dest->kind == model::DestinationKind::temp_queue) {
@@ -50,83 +41,21 @@ void Session::handle_subscribe(codec::Frame& frame) {
       subscriptions_.erase(automatic);
     }
   }
-  core::AckMode mode = core::AckMode::auto_ack;
-  if (const auto* ack = frame.header("ack")) {
-    if (*ack == "client") {
-      mode = core::AckMode::client;
-    } else if (*ack == "client-individual" && version_ != codec::Version::v1_0) {
-      mode = core::AckMode::client_individual;
-    } else if (*ack == "client-individual") {
-      fail("invalid ack mode", "ack:client-individual does not exist in STOMP 1.0: use auto or client", &frame);
-      return;
-    } else if (*ack != "auto") {
-      fail("invalid ack mode",
-           version_ == codec::Version::v1_0
-               ? fmt::format("ack must be auto or client in STOMP 1.0, got '{}'", *ack)
-               : fmt::format("ack must be auto, client or client-individual, got '{}'", *ack),
-           &frame);
-      return;
-    }
+  auto read = read_subscribe_options(
+      frame, SubscribeContext{version_, dest->kind, id, client_id_, broker_.options().max_selector_bytes});
+  if (auto* refused = std::get_if<Refused>(&read)) {
+    fail(refused->why, refused->detail, &frame);
+    return;
   }
-  std::uint32_t prefetch = 0;
-  for (const char* name : {"activemq.prefetchSize", "prefetch-count"}) {
-    const auto* p = frame.header(name);
-    if (p == nullptr) continue;
-    auto r = std::from_chars(p->data(), p->data() + p->size(), prefetch);
-    if (r.ec != std::errc() || r.ptr != p->data() + p->size()) {
-      fail("invalid prefetch", fmt::format("{} must be a non-negative integer, got '{}'", name, *p), &frame);
-      return;
-    }
-    break;
-  }
-  core::SubscribeRequest request{*dest, mode, prefetch, nullptr};
-  if (const auto* text = frame.header("selector"); text != nullptr && !text->empty()) {
-    selector::Limits limits;
-    limits.max_length = broker_.options().max_selector_bytes;
-    auto parsed = selector::parse(*text, limits);
-    if (!parsed) {
-      fail("invalid selector", parsed.error().detail, &frame);
-      return;
-    }
-    request.selector = std::move(*parsed);
-    request.selector_text = *text;
-  }
-  std::string durable_name;
-  if (dest->kind == model::DestinationKind::topic) {
-    // ActiveMQ: client-id on CONNECT + activemq.subscriptionName. RabbitMQ: durable:true (and
-    // auto-delete:false) with the subscription id as the name. Shared (JMS 2.0): shared:true
-    // with subscription-name, not tied to a client.
-    const auto* amq_name = frame.header("activemq.subscriptionName");
-    const auto* sub_name = frame.header("subscription-name");
-    const auto* durable = frame.header("durable");
-    const auto* persistent = frame.header("persistent");  // RabbitMQ's older spelling of durable
-    const auto* shared = frame.header("shared");
-    const bool is_shared = shared != nullptr && *shared == "true";
-    const bool is_durable = (durable != nullptr && *durable == "true") ||
-                            (persistent != nullptr && *persistent == "true") ||
-                            (!is_shared && (amq_name != nullptr || sub_name != nullptr));
-    std::string name = amq_name ? *amq_name : sub_name ? *sub_name : std::string();
-    if (is_shared) {
-      if (name.empty()) {
-        fail("shared subscription without a name", "shared:true needs subscription-name", &frame);
-        return;
-      }
-      request.subscription_name = "stomp-shared:" + name;
-      request.durable = is_durable;
-    } else if (is_durable) {
-      if (name.empty()) name = id;
-      if ((amq_name != nullptr || sub_name != nullptr) && client_id_.empty()) {
-        fail("durable subscription without client-id", "send client-id on CONNECT to name a durable subscription",
-             &frame);
-        return;
-      }
-      request.subscription_name = "stomp:" + client_id_ + ":" + name;
-      request.durable = true;
-      durable_name = request.subscription_name;
-    }
-    const auto* no_local = frame.header("activemq.noLocal");
-    if (no_local != nullptr && *no_local == "true") request.no_local_origin = this->id();
-  }
+  auto& options = std::get<SubscribeOptions>(read);
+  const core::AckMode mode = options.ack_mode;
+  core::SubscribeRequest request{*dest, mode, options.prefetch, nullptr};
+  request.selector = std::move(options.selector);
+  request.selector_text = std::move(options.selector_text);
+  request.subscription_name = std::move(options.subscription_name);
+  request.durable = options.durable;
+  if (options.no_local) request.no_local_origin = this->id();
+  std::string durable_name = std::move(options.durable_name);
   if (!consumer_) {
     consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
   }
@@ -141,13 +70,13 @@ void Session::handle_subscribe(codec::Frame& frame) {
     auto self = weak.lock();
     if (!self || self->is_closing()) return;
     if (!st) {
-      self->fail("subscription failed", st.error().to_string());
+      self->fail(refusal_for(st.error().code, Operation::subscribe), st.error().to_string());
       return;
     }
     if (!receipt.empty()) self->send_receipt(receipt);
   });
   if (!consumer) {
-    fail(consumer.error().detail, {}, &frame);
+    fail(refusal_for(consumer.error().code, Operation::subscribe_destination), consumer.error().detail, &frame);
     return;
   }
   Subscription sub;
@@ -163,41 +92,32 @@ void Session::handle_subscribe(codec::Frame& frame) {
 }
 
 void Session::handle_unsubscribe(codec::Frame& frame) {
-  const auto* id = frame.header("id");
-  if (id == nullptr && version_ == codec::Version::v1_0) id = frame.header("destination");
-  // UNSUBSCRIBE with durable:true or persistent:true (RabbitMQ) or the subscription name
-  // (ActiveMQ) ends a durable subscription; without them it only detaches from it.
-  const auto* durable = frame.header("durable");
-  const auto* persistent = frame.header("persistent");
-  const auto* amq_name = frame.header("activemq.subscriptionName");
-  const auto* sub_name = frame.header("subscription-name");
-  const auto* named = amq_name != nullptr ? amq_name : sub_name;
-  const bool end_durable = (durable != nullptr && *durable == "true") ||
-                           (persistent != nullptr && *persistent == "true") || named != nullptr;
-  if (id == nullptr && named == nullptr) {
-    fail("UNSUBSCRIBE frame has no id header", {}, &frame);
+  auto read = read_unsubscribe(frame, version_);
+  if (auto* refused = std::get_if<Refused>(&read)) {
+    fail(refused->why, refused->detail, &frame);
     return;
   }
-  auto it = id != nullptr ? subscriptions_.find(*id) : subscriptions_.end();
+  const auto& request = std::get<UnsubscribeRequest>(read);
+  auto it = request.id ? subscriptions_.find(*request.id) : subscriptions_.end();
   std::string durable_name;
   if (it == subscriptions_.end()) {
-    if (!end_durable) {
-      fail("unknown subscription", fmt::format("no subscription with id '{}'", *id), &frame);
+    if (!request.end_durable) {
+      fail(Refusal::unknown_subscription, fmt::format("no subscription with id '{}'", *request.id), &frame);
       return;
     }
     // Removing a durable subscription nobody on this connection is attached to (ActiveMQ's
     // unsubscribe after a deactivating UNSUBSCRIBE, or a later connection): by the name the
     // client-id and subscription name give it.
-    if (named != nullptr && client_id_.empty()) {
-      fail("durable subscription without client-id", "send client-id on CONNECT to name a durable subscription",
+    if (request.name && client_id_.empty()) {
+      fail(Refusal::durable_subscription_without_client_id, "send client-id on CONNECT to name a durable subscription",
            &frame);
       return;
     }
-    durable_name = "stomp:" + client_id_ + ":" + (named != nullptr ? *named : *id);
+    durable_name = durable_subscription_name(client_id_, request.name ? *request.name : *request.id);
     // Attached here under another id: that subscription ends with it.
     it = std::find_if(subscriptions_.begin(), subscriptions_.end(),
                       [&](const auto& entry) { return entry.second.durable_name == durable_name; });
-  } else if (end_durable) {
+  } else if (request.end_durable) {
     durable_name = it->second.durable_name;
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
@@ -215,7 +135,8 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
       if (!st) {
         codec::Frame cause;
         if (!receipt.empty()) cause.headers.emplace_back("receipt", receipt);
-        s->fail("unknown subscription", fmt::format("no durable subscription '{}'", durable_name), &cause);
+        s->fail(refusal_for(st.error().code, Operation::remove_subscription),
+                fmt::format("no durable subscription '{}'", durable_name), &cause);
         return;
       }
       if (!receipt.empty()) s->send_receipt(receipt);

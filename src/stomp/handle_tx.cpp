@@ -9,15 +9,15 @@ namespace carrier::stomp {
 void Session::handle_begin(codec::Frame& frame) {
   const auto* tx = frame.header("transaction");
   if (tx == nullptr) {
-    fail("BEGIN frame has no transaction header", {}, &frame);
+    fail(Refusal::missing_header, "transaction", &frame);
     return;
   }
   if (transactions_.contains(*tx)) {
-    fail("transaction already begun", fmt::format("transaction '{}' is already open", *tx), &frame);
+    fail(Refusal::transaction_already_begun, fmt::format("transaction '{}' is already open", *tx), &frame);
     return;
   }
   if (transactions_.size() >= options_.max_transactions) {
-    fail("too many open transactions",
+    fail(Refusal::too_many_transactions,
          fmt::format("a connection may have at most {} transactions open (stomp.max_transactions)",
                      options_.max_transactions),
          &frame);
@@ -30,12 +30,12 @@ void Session::handle_begin(codec::Frame& frame) {
 void Session::handle_commit(codec::Frame& frame) {
   const auto* tx = frame.header("transaction");
   if (tx == nullptr) {
-    fail("COMMIT frame has no transaction header", {}, &frame);
+    fail(Refusal::missing_header, "transaction", &frame);
     return;
   }
   auto it = transactions_.find(*tx);
   if (it == transactions_.end()) {
-    fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
+    fail(Refusal::unknown_transaction, fmt::format("no transaction '{}' has begun", *tx), &frame);
     return;
   }
   core::Transaction work = std::move(it->second.work);
@@ -53,7 +53,7 @@ void Session::handle_commit(codec::Frame& frame) {
     if (!st) {
       codec::Frame cause;
       if (!receipt.empty()) cause.headers.emplace_back("receipt", receipt);
-      self->fail("transaction not committed", st.error().to_string(), &cause);
+      self->fail(refusal_for(st.error().code, Operation::commit), st.error().to_string(), &cause);
       return;
     }
     if (!receipt.empty()) self->send_receipt(receipt);
@@ -64,12 +64,12 @@ void Session::handle_commit(codec::Frame& frame) {
 void Session::handle_abort(codec::Frame& frame) {
   const auto* tx = frame.header("transaction");
   if (tx == nullptr) {
-    fail("ABORT frame has no transaction header", {}, &frame);
+    fail(Refusal::missing_header, "transaction", &frame);
     return;
   }
   auto it = transactions_.find(*tx);
   if (it == transactions_.end()) {
-    fail("unknown transaction", fmt::format("no transaction '{}' has begun", *tx), &frame);
+    fail(Refusal::unknown_transaction, fmt::format("no transaction '{}' has begun", *tx), &frame);
     return;
   }
   abort_transaction(it);
@@ -122,7 +122,7 @@ bool Session::admit_to_transaction(std::unordered_map<std::string, Tx>::iterator
     return true;
   }
   abort_transaction(it);
-  fail("transaction too large", detail, &frame);
+  fail(Refusal::transaction_too_large, detail, &frame);
   return false;
 }
 

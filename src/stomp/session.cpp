@@ -52,7 +52,7 @@ void Session::begin() {
       last_warning = now;
       log()->warn("{} refused: too many connections have not completed CONNECT", log_prefix());
     }
-    fail("server busy", "too many connections are logging in; try again later");
+    fail(Refusal::server_busy, "too many connections are logging in; try again later");
     flush();
     return;
   }
@@ -69,7 +69,7 @@ void Session::on_connect_deadline() {
   // A CONNECT being checked is answered by the authenticator (its queue is bounded).
   if (is_closing() || connected_ || authenticating_) return;
   log()->debug("{} no CONNECT within {} ms: closing", log_prefix(), options_.connect_timeout_ms);
-  fail("connect timeout", fmt::format("no complete CONNECT frame within {} ms", options_.connect_timeout_ms));
+  fail(Refusal::connect_timeout, fmt::format("no complete CONNECT frame within {} ms", options_.connect_timeout_ms));
   flush();
 }
 
@@ -77,17 +77,17 @@ void Session::encode(codec::Command command, const codec::Headers& headers, std:
   codec::encode(command, headers, body, version_, out());
 }
 
-void Session::fail(std::string_view message, std::string_view detail, const codec::Frame* cause) {
+void Session::fail(Refusal why, std::string_view detail, const codec::Frame* cause) {
   if (is_closing()) return;
-  log()->debug("{} ERROR: {} {}", log_prefix(), message, detail);
-  codec::Headers headers{{"message", std::string(message)}, {"content-type", "text/plain"}};
-  if (cause != nullptr) {
-    if (const auto* r = cause->header("receipt")) headers.emplace_back("receipt-id", *r);
+  auto error = error_frame(why, cause != nullptr ? cause->command : codec::Command::error, detail,
+                           cause != nullptr ? cause->header("receipt") : nullptr);
+  log()->debug("{} ERROR: {} {}", log_prefix(), error.headers.front().second, detail);
+  encode(codec::Command::error, error.headers, error.body);
+  if (error.bounded_close) {
+    close_after_flush(std::chrono::seconds(1));
+  } else {
+    close_after_flush();
   }
-  std::string body(detail.empty() ? message : detail);
-  body.push_back('\n');
-  encode(codec::Command::error, headers, body);
-  close_after_flush();
 }
 
 void Session::send_receipt(const std::string& receipt_id) {
@@ -121,13 +121,13 @@ void Session::on_data(std::string& buffer) {
       codec::Frame cause;
       const auto input = std::string_view(buffer).substr(offset);
       if (auto receipt = codec::peek_header(input, "receipt", version_)) cause.headers.emplace_back("receipt", *receipt);
-      if (e.code == Errc::limit_exceeded && !connected_) {
-        fail("frame too large",
-             fmt::format("before CONNECTED a frame may have at most {} bytes: {}", limits_.max_frame_bytes, e.detail),
+      const auto why = refusal_for(e.code, Operation::decode);
+      if (why == Refusal::frame_too_large && !connected_) {
+        fail(why, fmt::format("before CONNECTED a frame may have at most {} bytes: {}", limits_.max_frame_bytes, e.detail),
              &cause);
         break;
       }
-      fail(e.code == Errc::limit_exceeded ? "frame too large" : "malformed frame", e.detail, &cause);
+      fail(why, e.detail, &cause);
       break;
     }
     if (!step->frame) {
@@ -178,7 +178,7 @@ bool Session::sends_to_blocked_destination(const codec::Frame& frame) const {
 void Session::handle(codec::Frame& frame) {
   using codec::Command;
   if (!connected_ && frame.command != Command::connect && frame.command != Command::stomp) {
-    fail("not connected", fmt::format("{} received before CONNECT", codec::to_string(frame.command)), &frame);
+    fail(Refusal::not_connected, fmt::format("{} received before CONNECT", codec::to_string(frame.command)), &frame);
     return;
   }
   if (frame.command != Command::send) flush_sends();
@@ -198,7 +198,7 @@ void Session::handle(codec::Frame& frame) {
     case Command::message:
     case Command::receipt:
     case Command::error:
-      fail("unexpected frame", fmt::format("{} is a server frame", codec::to_string(frame.command)), &frame);
+      fail(Refusal::unexpected_frame, fmt::format("{} is a server frame", codec::to_string(frame.command)), &frame);
       return;
   }
 }
@@ -230,11 +230,9 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
 void Session::slow_consumer(Subscription& sub, std::vector<std::uint64_t>& dropped, std::uint64_t tag) {
   if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
     log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
-    codec::Headers headers{{"message", "slow consumer"}, {"content-type", "text/plain"}};
-    encode(codec::Command::error, headers,
-           fmt::format("more than {} bytes of output unread (max_pending_output_bytes)\n", options_.max_pending_output_bytes));
-    // The client is not reading: the ERROR gets a moment to go out, no more.
-    close_after_flush(std::chrono::seconds(1));
+    // The client is not reading: the ERROR gets a moment to go out, no more (error_frame).
+    fail(Refusal::slow_consumer,
+         fmt::format("more than {} bytes of output unread (max_pending_output_bytes)", options_.max_pending_output_bytes));
     return;
   }
   if (slow_dropped_++ == 0) {
@@ -402,7 +400,7 @@ void Session::shutdown() {
 void Session::complete_disconnect() {
   if (!disconnect_receipt_.empty()) send_receipt(disconnect_receipt_);
   if (shutting_down_) {
-    fail("broker shutting down");
+    fail(Refusal::shutting_down);
   } else {
     close_after_flush();
   }
@@ -437,7 +435,7 @@ net::asio::awaitable<void> Session::heartbeat_loop(std::shared_ptr<Session> self
     const std::uint64_t allowed_ms = 2 * std::uint64_t{receive_ms};
     if (receive_ms != 0 && !self->is_paused() && now - self->last_read() > milliseconds(allowed_ms)) {
       log()->info("{} no heart-beat from the client for {} ms: closing", self->log_prefix(), allowed_ms);
-      self->fail("heart-beat timeout", fmt::format("nothing received for {} ms", allowed_ms));
+      self->fail(Refusal::heart_beat_timeout, fmt::format("nothing received for {} ms", allowed_ms));
       co_return;
     }
     if (send_ms != 0 && self->queued_bytes() == 0 && now - self->last_write() >= milliseconds(send_ms) - tick) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "auth/authenticator.hpp"
@@ -13,7 +14,9 @@
 #include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
 #include "stomp/codec/decoder.hpp"
+#include "stomp/ack_request.hpp"
 #include "stomp/codec/frame.hpp"
+#include "stomp/errors.hpp"
 #include "stomp/options.hpp"
 
 namespace carrier::stomp {
@@ -137,7 +140,7 @@ class Session : public net::Connection {
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.
-  Result<std::vector<model::MessagePtr>> build_messages(codec::Frame& frame);
+  std::variant<std::vector<model::MessagePtr>, Refused> build_messages(codec::Frame& frame);
   // "/temp-queue/x" names this connection's own temporary queue; others' stay as they are.
   Result<model::Destination> resolve_destination(std::string_view text, bool for_subscribe);
   std::string qualify_temp_name(std::string_view name) const;
@@ -148,7 +151,7 @@ class Session : public net::Connection {
   void subscribe_reply_queue(const std::string& name, std::string_view spelling);
   // Finds the deliveries an ACK/NACK names (cumulative for ack:client).
   // `numbers` gets the subscription's number of each.
-  Result<std::vector<core::DeliveryRef>> resolve_ack(const codec::Frame& frame, Subscription*& sub,
+  Result<std::vector<core::DeliveryRef>> resolve_ack(const AckRequest& request, Subscription*& sub,
                                                      std::vector<std::uint64_t>& numbers);
 
   void encode_delivery(Subscription& sub, core::ConsumerId id, const core::Delivery& d);
@@ -159,8 +162,9 @@ class Session : public net::Connection {
 
   void send_receipt(const std::string& receipt_id);
   void maybe_receipt(const codec::Frame& frame);
-  // ERROR frame with `message` (and the same as body), then close.
-  void fail(std::string_view message, std::string_view detail = {}, const codec::Frame* cause = nullptr);
+  // ERROR frame for `why` (errors.hpp), `detail` as its body, then close. `cause`: the refused
+  // frame, whose command some messages name and whose receipt the ERROR answers.
+  void fail(Refusal why, std::string_view detail = {}, const codec::Frame* cause = nullptr);
   void encode(codec::Command command, const codec::Headers& headers, std::string_view body = {});
   void start_heartbeats(std::uint32_t send_ms, std::uint32_t receive_ms);
   void on_connect_deadline();
