@@ -15,6 +15,7 @@
 #include "core/broker.hpp"
 #include "core/selector/selector.hpp"
 #include "net/asio.hpp"
+#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/listener.hpp"
 #include "net/shard_pool.hpp"
@@ -148,9 +149,10 @@ int serve(const config::Flags& flags) {
   auth::Authenticator& auth = **authenticator;
   net::Listener stomp_listener(
       pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, core::ShardId shard) {
-        auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp,
-                                                        auth, connecting.try_acquire());
-        session->start();
+        auto connection = std::make_shared<net::Connection>(std::move(socket), shard, "stomp");
+        auto session = std::make_shared<stomp::Session>(connection, *brokers[shard.value()], cfg->stomp, auth,
+                                                        connecting.try_acquire());
+        connection->start(session);
         session->begin();
       });
   if (cfg->stomp_listener.enabled) {

@@ -27,13 +27,9 @@ std::string reason_text(std::string_view detail) {
 
 }  // namespace
 
-void SessionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
-  if (auto s = session_.lock()) s->deliver(id, std::move(batch));
-}
-
-Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
+Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, Service& service,
                  const Options& options, net::HandshakeSlot handshake)
-    : net::Connection(std::move(socket), shard, "mqtt"),
+    : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       service_(service),
       options_(options),
@@ -46,7 +42,7 @@ Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& bro
 
 Session::~Session() = default;
 
-std::shared_ptr<Session> Session::self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+std::shared_ptr<Session> Session::self() { return shared_from_this(); }
 
 void Session::send(const codec::Packet& packet) {
   std::string& buffer = out();
@@ -251,21 +247,13 @@ net::asio::awaitable<void> Session::watchdog_loop(std::shared_ptr<Session> self)
   }
 }
 
-void Session::on_write_started() {
-  for (auto& [consumer, tags] : staged_acks_) {
-    auto& w = writing_acks_[consumer];
-    w.insert(w.end(), tags.begin(), tags.end());
-  }
-  staged_acks_.clear();
-}
+void Session::on_write_started() { written_acks_.on_write_started(); }
 
 void Session::on_write_done() {
-  // QoS 0 deliveries count as acknowledged once written: that is when credit comes back, so a
-  // slow reader slows its subscriptions instead of growing our buffer.
-  for (auto& [consumer, tags] : writing_acks_) {
-    if (!tags.empty() && by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
-  }
-  writing_acks_.clear();
+  // Those of a subscription released since are back with the core already.
+  written_acks_.on_write_done([this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) {
+    if (by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
+  });
   // Deliveries that waited for the output to drain (deliver.cpp).
   if (!backlog_.empty()) {
     pump();
@@ -332,8 +320,7 @@ void Session::detach_all(std::function<void()> done) {
   by_consumer_.clear();
   backlog_.clear();
   inflight_.clear();
-  staged_acks_.clear();
-  writing_acks_.clear();
+  written_acks_.clear();
   step();
 }
 
