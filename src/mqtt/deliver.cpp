@@ -51,15 +51,10 @@ void Session::pump() {
       // slow-consumer policy; anything else waits here, counted in the core and holding its
       // subscription's credit, until writes drain the output (on_write_done pumps again).
       if (sub->second.named || std::min(message_qos(*out.delivery.message), sub->second.options.qos) != 0) break;
-      if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
-        log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+      if (!slow_consumer_.drop(*log(), transport())) {
         disconnect(codec::ReasonCode::quota_exceeded, "slow consumer");
-        close_after_flush(std::chrono::seconds(1));  // the client is not reading: no longer than this
+        close_after_flush(session::SlowConsumer::kGoodbyeGrace);  // the client is not reading
         break;
-      }
-      if (slow_dropped_++ == 0) {
-        log()->warn("{} slow consumer: {} bytes of output unread, dropping QoS 0 messages for it", log_prefix(),
-                    queued_bytes());
       }
       const auto consumer = out.consumer;
       const auto tag = out.delivery.tag;

@@ -33,7 +33,8 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       broker_(broker),
       service_(service),
       options_(options),
-      handshake_(std::move(handshake)) {
+      handshake_(std::move(handshake)),
+      slow_consumer_(options_.slow_consumer, "QoS 0 messages") {
   // Until CONNECT, only a CONNECT-sized packet is read (raised in handle_connect).
   limits_.max_packet_size = std::min(options_.max_packet_size, options_.max_connect_packet_size);
   outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
@@ -353,9 +354,7 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
 
 void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
-  if (slow_dropped_ != 0) {
-    log()->info("{} dropped {} QoS 0 messages as a slow consumer", log_prefix(), slow_dropped_);
-  }
+  slow_consumer_.log_dropped(*log(), transport());
   if (watchdog_) watchdog_->cancel();
   handshake_.release();
   if (taken_over_) return;  // take_over() has detached and reported

@@ -21,6 +21,7 @@
 #include "session/bind_weak.hpp"
 #include "session/consumer_adapter.hpp"
 #include "session/protocol_session.hpp"
+#include "session/slow_consumer.hpp"
 #include "session/written_acks.hpp"
 
 namespace carrier::mqtt {
@@ -223,7 +224,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::uint16_t last_packet_id_ = 0;
   std::uint16_t outbound_window_ = 100;
   session::WrittenAcks written_acks_;  // QoS 0 deliveries, acked once on the wire
-  std::uint64_t slow_dropped_ = 0;  // QoS 0 deliveries dropped by the slow-consumer policy
+  session::SlowConsumer slow_consumer_;
   bool pumping_ = false;            // pump() is running (deliver.cpp)
 };
 

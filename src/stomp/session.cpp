@@ -21,6 +21,7 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
+      slow_consumer_(options_.slow_consumer, "topic messages"),
       handshake_(std::move(handshake)) {
   // Until the client is let in, only a CONNECT-sized frame is read (raised in on_authenticated).
   limits_.max_frame_bytes = std::min(options_.max_frame_bytes, options_.max_connect_bytes);
@@ -213,18 +214,13 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
 }
 
 void Session::slow_consumer(Subscription& sub, std::vector<std::uint64_t>& dropped, std::uint64_t tag) {
-  if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
-    log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+  if (!slow_consumer_.drop(*log(), transport(), sub.id)) {
     codec::Headers headers{{"message", "slow consumer"}, {"content-type", "text/plain"}};
     encode(codec::Command::error, headers,
            fmt::format("more than {} bytes of output unread (max_pending_output_bytes)\n", options_.max_pending_output_bytes));
     // The client is not reading: the ERROR gets a moment to go out, no more.
-    close_after_flush(std::chrono::seconds(1));
+    close_after_flush(session::SlowConsumer::kGoodbyeGrace);
     return;
-  }
-  if (slow_dropped_++ == 0) {
-    log()->warn("{} slow consumer: {} bytes of output unread, dropping topic messages for it (subscription {})",
-                log_prefix(), queued_bytes(), sub.id);
   }
   dropped.push_back(tag);
 }
@@ -337,9 +333,7 @@ void Session::on_closed() {
   transactions_.clear();
   held_.clear();  // their queues take them back with the subscriptions
   held_next_ = 0;
-  if (slow_dropped_ != 0) {
-    log()->info("{} dropped {} topic messages as a slow consumer", log_prefix(), slow_dropped_);
-  }
+  slow_consumer_.log_dropped(*log(), transport());
   release_subscriptions();
   for (const auto& name : temp_queues_) {
     broker_.delete_queue(core::Destination{core::DestinationKind::temp_queue, name}, nullptr);

@@ -15,6 +15,7 @@
 #include "session/bind_weak.hpp"
 #include "session/consumer_adapter.hpp"
 #include "session/protocol_session.hpp"
+#include "session/slow_consumer.hpp"
 #include "session/written_acks.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/frame.hpp"
@@ -181,7 +182,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // idle connection pays nothing for it, unlike a deque).
   std::vector<Held> held_;
   std::size_t held_next_ = 0;
-  std::uint64_t slow_dropped_ = 0;     // deliveries dropped by the slow-consumer policy
+  session::SlowConsumer slow_consumer_;
   std::unordered_map<std::string, Tx> transactions_;
   std::vector<PendingSend> sends_;
   std::size_t sends_in_flight_ = 0;     // batches the store has not confirmed yet
