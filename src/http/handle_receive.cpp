@@ -78,7 +78,7 @@ void Session::handle_receive(const model::Destination& destination, const codec:
     return;
   }
   if (!poll_consumer_) {
-    poll_consumer_ = std::make_shared<PollConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
+    poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this());
   }
   core::SubscribeRequest request{destination, core::AckMode::client_individual, max, poll_consumer_};
   auto consumer = broker_.subscribe(std::move(request), nullptr);
@@ -88,7 +88,7 @@ void Session::handle_receive(const model::Destination& destination, const codec:
   }
   poll_ = Poll{*consumer, max, request_seq_};
   const std::uint64_t seq = request_seq_;
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto weak = std::weak_ptr<Session>(shared_from_this());
   request_timer_ = std::make_unique<net::asio::steady_timer>(executor());
   request_timer_->expires_after(std::max<std::chrono::milliseconds>(std::chrono::milliseconds(wait_ms), kMinimalWait));
   request_timer_->async_wait([weak, seq](const boost::system::error_code& ec) {

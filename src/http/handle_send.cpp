@@ -121,7 +121,7 @@ void Session::handle_send(const model::Destination& destination, const codec::Pa
     ids.push_back(std::string(text, sizeof text));
   }
   const std::uint64_t seq = request_seq_;
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto weak = std::weak_ptr<Session>(shared_from_this());
   // 201 only once the broker has taken them: persistent ones are durable by then.
   broker_.send(std::move(messages), [weak, seq, body = nlohmann::json{{"ids", std::move(ids)}}.dump()](Status st) {
     auto self = weak.lock();

@@ -44,9 +44,9 @@ void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batc
   if (auto s = session_.lock()) s->deliver_poll(id, std::move(batch));
 }
 
-Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
+Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)
-    : net::Connection(std::move(socket), shard, "http"),
+    : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
@@ -194,7 +194,7 @@ void Session::handle() {
   }
   credentials.source = std::string(peer_address());
   const std::uint64_t seq = request_seq_;
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto weak = std::weak_ptr<Session>(shared_from_this());
   auto outcome = authenticator_.authenticate(std::move(credentials), shard(), [weak, seq](auth::Outcome o) {
     if (auto s = weak.lock()) s->on_authenticated(std::move(o), seq);
   });
@@ -302,7 +302,7 @@ void Session::arm_deadline(Clock::time_point at) {
   if (at >= deadline_at_) return;
   deadline_at_ = at;
   deadline_.expires_at(at);
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
+  auto weak = std::weak_ptr<Session>(shared_from_this());
   deadline_.async_wait([weak](const boost::system::error_code& ec) {
     if (ec) return;
     if (auto s = weak.lock()) s->on_deadline();

@@ -16,8 +16,8 @@
 #include "core/broker.hpp"
 #include "http/codec/query.hpp"
 #include "http/options.hpp"
-#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
+#include "session/protocol_session.hpp"
 
 namespace carrier::http {
 
@@ -34,7 +34,7 @@ class PollConsumer : public core::Consumer {
   std::weak_ptr<Session> session_;
 };
 
-// One HTTP/1.1 connection: Beast's parser reads requests from the bytes Connection hands in
+// One HTTP/1.1 connection: Beast's parser reads requests from the bytes its transport hands in
 // (keep-alive and pipelining: one request is handled at a time, in order, and bytes that come
 // meanwhile wait in backlog_), routes them (routes.cpp), and writes each response to out().
 // A request that waits (a password check, the store, a long poll) leaves the connection in the
@@ -44,13 +44,13 @@ class PollConsumer : public core::Consumer {
 // ends when the connection closes (a waiting poll's consumer is detached then: its messages go
 // back to the queue).
 // Runs on: its shard, only.
-class Session : public net::Connection {
+class Session : public session::ProtocolSession, public std::enable_shared_from_this<Session> {
  public:
-  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
+  Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
           auth::Authenticator& authenticator, net::HandshakeSlot handshake);
   ~Session() override;
 
-  // After start(): refuses the connection (503) if it got no handshake slot, else arms the timer.
+  // Once its transport runs: refuses the connection (503) if it got no handshake slot, else arms the timer.
   void begin();
   void shutdown() override;
   void deliver_poll(core::ConsumerId id, std::vector<core::Delivery> batch);

@@ -51,15 +51,10 @@ void Session::pump() {
       // slow-consumer policy; anything else waits here, counted in the core and holding its
       // subscription's credit, until writes drain the output (on_write_done pumps again).
       if (sub->second.named || std::min(message_qos(*out.delivery.message), sub->second.options.qos) != 0) break;
-      if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
-        log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+      if (!slow_consumer_.drop(*log(), transport())) {
         disconnect(codec::ReasonCode::quota_exceeded, "slow consumer");
-        close_after_flush(std::chrono::seconds(1));  // the client is not reading: no longer than this
+        close_after_flush(session::SlowConsumer::kGoodbyeGrace);  // the client is not reading
         break;
-      }
-      if (slow_dropped_++ == 0) {
-        log()->warn("{} slow consumer: {} bytes of output unread, dropping QoS 0 messages for it", log_prefix(),
-                    queued_bytes());
       }
       const auto consumer = out.consumer;
       const auto tag = out.delivery.tag;
@@ -136,7 +131,7 @@ bool Session::send_delivery(Outgoing& out) {
   }
   if (new_alias) outbound_aliases_.emplace(publish->topic, *new_alias);
   if (qos == 0) {
-    staged_acks_[out.consumer].push_back(out.delivery.tag);
+    written_acks_.stage(out.consumer, out.delivery.tag);
   } else {
     inflight_.emplace(publish->packet_id, Inflight{out.consumer, out.delivery.tag, qos, false});
   }
@@ -165,15 +160,14 @@ void Session::handle_pubrec(const codec::Pubrec& p) {
     // The PUBREL waits for that batch: once the client has it, the PUBLISH must never come again.
     it->second.released = true;
     if (session_expiry_ > 0 && !codec::is_failure(p.reason)) {
-      auto weak = std::weak_ptr<Session>(self());
       const std::uint16_t packet_id = p.packet_id;
-      broker_.ack(it->second.consumer, {it->second.tag}, {qos2_record(false, packet_id)}, [weak, packet_id](Status st) {
-        auto s = weak.lock();
-        if (!s || s->is_closing()) return;
-        if (!st) log()->warn("{} QoS 2 state not stored: {}", s->log_prefix(), st.error().to_string());
-        s->send(codec::Pubrel{.packet_id = packet_id});
-        s->flush();
-      });
+      broker_.ack(it->second.consumer, {it->second.tag}, {qos2_record(false, packet_id)},
+                  session::bind_weak(this, [packet_id](const auto& s, Status st) {
+                    if (s->is_closing()) return;
+                    if (!st) log()->warn("{} QoS 2 state not stored: {}", s->log_prefix(), st.error().to_string());
+                    s->send(codec::Pubrel{.packet_id = packet_id});
+                    s->flush();
+                  }));
       return;
     }
     settle(it->second.consumer, it->second.tag);

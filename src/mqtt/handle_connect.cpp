@@ -91,13 +91,10 @@ void Session::handle_connect(codec::Connect& c) {
   auth::Credentials credentials{std::move(c.username), std::move(c.password), std::string(peer_address())};
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
-  auto weak = std::weak_ptr<Session>(self());
-  auto outcome = service_.authenticator().authenticate(std::move(credentials), shard(),
-                                                       [weak, had_credentials](auth::Outcome o) {
-                                                         if (auto s = weak.lock()) {
-                                                           s->on_authenticated(std::move(o), had_credentials);
-                                                         }
-                                                       });
+  auto outcome = service_.authenticator().authenticate(
+      std::move(credentials), shard(), session::bind_weak(this, [had_credentials](const auto& s, auth::Outcome o) {
+        s->on_authenticated(std::move(o), had_credentials);
+      }));
   if (outcome) on_authenticated(std::move(*outcome), had_credentials);
 }
 
@@ -134,10 +131,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
 }
 
 void Session::claim_client_id() {
-  auto weak = std::weak_ptr<Session>(self());
-  service_.claim(client_id_, self(), clean_start_, [weak](bool existed, std::optional<SessionState> state) {
-    if (auto s = weak.lock()) s->on_claimed(existed, std::move(state));
-  });
+  service_.claim(client_id_, self(), clean_start_, session::bind_weak(this, &Session::on_claimed));
 }
 
 void Session::on_claimed(bool existed, std::optional<SessionState> state) {
@@ -162,12 +156,10 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
       return;
     }
     auto remaining = std::make_shared<std::size_t>(named.size());
-    auto weak = std::weak_ptr<Session>(self());
     for (const auto& n : named) {
-      broker_.remove_subscription(n.name, [weak, remaining](Status) {
-        if (--*remaining != 0) return;
-        if (auto s = weak.lock()) s->finish_connect(false, std::nullopt);
-      });
+      broker_.remove_subscription(n.name, session::bind_weak(this, [remaining](const auto& s, Status) {
+        if (--*remaining == 0) s->finish_connect(false, std::nullopt);
+      }));
     }
     return;
   }
@@ -191,7 +183,7 @@ void Session::on_claimed(bool existed, std::optional<SessionState> state) {
 
 void Session::finish_connect(bool session_present, std::optional<SessionState> resume) {
   if (is_closing() || taken_over_) return;
-  consumer_ = std::make_shared<SessionConsumer>(std::weak_ptr<Session>(self()));
+  consumer_ = std::make_shared<SessionConsumer>(weak_from_this());
   if (resume) {
     for (auto& [filter, options] : resume->subscriptions) {
       Subscription sub;

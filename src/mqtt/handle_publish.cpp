@@ -127,10 +127,7 @@ void Session::flush_publishes() {
   // says which messages no subscription took while it routes them, before `done` can run.
   // Others never ask and pay nothing.
   auto unmatched = version_ == codec::Version::v5 && !acks.empty() ? std::make_shared<std::vector<bool>>() : nullptr;
-  auto weak = std::weak_ptr<Session>(self());
-  auto done = [weak, acks = std::move(acks), unmatched](Status st) {
-    auto s = weak.lock();
-    if (!s) return;
+  auto done = session::bind_weak(this, [acks = std::move(acks), unmatched](const auto& s, Status st) {
     --s->publish_batches_in_flight_;
     if (s->is_closing()) return;
     const bool v5 = s->version_ == codec::Version::v5;
@@ -175,7 +172,7 @@ void Session::flush_publishes() {
       s->disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
     }
     s->flush();
-  };
+  });
   if (unmatched) {
     broker_.send(std::move(messages), std::move(state), std::move(done), *unmatched);
   } else {
@@ -204,15 +201,14 @@ void Session::handle_pubrel(const codec::Pubrel& p) {
       // holds the exchange, or after a restart that next message would be taken for a resend.
       const model::MessageId id = record->second;
       inbound_records_.erase(record);
-      auto weak = std::weak_ptr<Session>(self());
       const std::uint16_t packet_id = p.packet_id;
-      broker_.write_state({core::StateRecord{std::string(kQos2Queue), nullptr, id}}, [weak, packet_id](Status st) {
-        auto s = weak.lock();
-        if (!s || s->is_closing()) return;
-        if (!st) log()->warn("{} QoS 2 state not removed: {}", s->log_prefix(), st.error().to_string());
-        s->send(codec::Pubcomp{.packet_id = packet_id});
-        s->flush();
-      });
+      broker_.write_state({core::StateRecord{std::string(kQos2Queue), nullptr, id}},
+                          session::bind_weak(this, [packet_id](const auto& s, Status st) {
+                            if (s->is_closing()) return;
+                            if (!st) log()->warn("{} QoS 2 state not removed: {}", s->log_prefix(), st.error().to_string());
+                            s->send(codec::Pubcomp{.packet_id = packet_id});
+                            s->flush();
+                          }));
       return;
     }
     send(codec::Pubcomp{.packet_id = p.packet_id});

@@ -125,7 +125,6 @@ void Session::handle_subscribe(codec::Subscribe& s) {
   auto reasons = std::make_shared<std::vector<codec::ReasonCode>>(s.topics.size(), codec::ReasonCode::success);
   auto fan = std::make_shared<FanIn>();
   fan->remaining = s.topics.size() + 2;  // + the session record
-  auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = s.packet_id;
   const bool persistent = session_expiry_ > 0;
   std::vector<std::string> made;  // filters whose SUBACK is pending (deliveries held till then)
@@ -188,9 +187,8 @@ void Session::handle_subscribe(codec::Subscribe& s) {
   }
   // The SUBACK grants what the session record holds: sent once that is durable.
   save_subscriptions(std::move(changes), [fan]() { fan->step(); });
-  fan->done = [weak, reasons, packet_id, made = std::move(made)]() {
-    auto self = weak.lock();
-    if (!self || self->is_closing()) return;
+  fan->done = session::bind_weak(this, [reasons, packet_id, made = std::move(made)](const auto& self) {
+    if (self->is_closing()) return;
     self->send(codec::Suback{.packet_id = packet_id, .properties = {}, .reasons = std::move(*reasons)});
     // Deliveries (retained messages first among them) may go now that the SUBACK is out.
     for (const auto& f : made) {
@@ -199,7 +197,7 @@ void Session::handle_subscribe(codec::Subscribe& s) {
     }
     self->pump();
     self->flush();
-  };
+  });
   fan->step();
 }
 
@@ -225,17 +223,15 @@ void Session::handle_unsubscribe(const codec::Unsubscribe& u) {
     changes.push_back({filter, std::nullopt});
   }
   save_subscriptions(std::move(changes), [fan]() { fan->step(); });
-  auto weak = std::weak_ptr<Session>(self());
   const std::uint16_t packet_id = u.packet_id;
-  fan->done = [weak, reasons, packet_id, v5]() {
-    auto self = weak.lock();
-    if (!self || self->is_closing()) return;
+  fan->done = session::bind_weak(this, [reasons, packet_id, v5](const auto& self) {
+    if (self->is_closing()) return;
     codec::Unsuback ack{.packet_id = packet_id};
     if (v5) ack.reasons = std::move(*reasons);
     self->send(ack);
     self->pump();
     self->flush();
-  };
+  });
   fan->step();
 }
 

@@ -7,6 +7,7 @@
 #include "mqtt/client_registry.hpp"
 #include "mqtt/session_record.hpp"
 #include "mqtt/session.hpp"
+#include "net/connection.hpp"
 
 namespace carrier::mqtt {
 
@@ -49,9 +50,9 @@ void Service::accept(net::tcp::socket socket, model::ShardId shard) {
     socket.close(ec);
     return;
   }
-  auto session = std::make_shared<Session>(std::move(socket), shard, *brokers_[shard.value()], *this, options_,
-                                           std::move(handshake));
-  session->start();
+  auto connection = std::make_shared<net::Connection>(std::move(socket), shard, "mqtt");
+  auto session = std::make_shared<Session>(connection, *brokers_[shard.value()], *this, options_, std::move(handshake));
+  connection->start(session);
   session->start_watchdog();
 }
 

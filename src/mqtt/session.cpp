@@ -27,17 +27,14 @@ std::string reason_text(std::string_view detail) {
 
 }  // namespace
 
-void SessionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
-  if (auto s = session_.lock()) s->deliver(id, std::move(batch));
-}
-
-Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, Service& service,
+Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, Service& service,
                  const Options& options, net::HandshakeSlot handshake)
-    : net::Connection(std::move(socket), shard, "mqtt"),
+    : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       service_(service),
       options_(options),
-      handshake_(std::move(handshake)) {
+      handshake_(std::move(handshake)),
+      slow_consumer_(options_.slow_consumer, "QoS 0 messages") {
   // Until CONNECT, only a CONNECT-sized packet is read (raised in handle_connect).
   limits_.max_packet_size = std::min(options_.max_packet_size, options_.max_connect_packet_size);
   outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
@@ -46,7 +43,7 @@ Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& br
 
 Session::~Session() = default;
 
-std::shared_ptr<Session> Session::self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+std::shared_ptr<Session> Session::self() { return shared_from_this(); }
 
 void Session::send(const codec::Packet& packet) {
   std::string& buffer = out();
@@ -258,21 +255,13 @@ net::asio::awaitable<void> Session::watchdog_loop(std::shared_ptr<Session> self)
   }
 }
 
-void Session::on_write_started() {
-  for (auto& [consumer, tags] : staged_acks_) {
-    auto& w = writing_acks_[consumer];
-    w.insert(w.end(), tags.begin(), tags.end());
-  }
-  staged_acks_.clear();
-}
+void Session::on_write_started() { written_acks_.on_write_started(); }
 
 void Session::on_write_done() {
-  // QoS 0 deliveries count as acknowledged once written: that is when credit comes back, so a
-  // slow reader slows its subscriptions instead of growing our buffer.
-  for (auto& [consumer, tags] : writing_acks_) {
-    if (!tags.empty() && by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
-  }
-  writing_acks_.clear();
+  // Those of a subscription released since are back with the core already.
+  written_acks_.on_write_done([this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) {
+    if (by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
+  });
   // Deliveries that waited for the output to drain (deliver.cpp).
   if (!backlog_.empty()) {
     pump();
@@ -339,8 +328,7 @@ void Session::detach_all(std::function<void()> done) {
   by_consumer_.clear();
   backlog_.clear();
   inflight_.clear();
-  staged_acks_.clear();
-  writing_acks_.clear();
+  written_acks_.clear();
   step();
 }
 
@@ -373,9 +361,7 @@ void Session::take_over(bool successor_clean_start, std::function<void(std::opti
 
 void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
-  if (slow_dropped_ != 0) {
-    log()->info("{} dropped {} QoS 0 messages as a slow consumer", log_prefix(), slow_dropped_);
-  }
+  slow_consumer_.log_dropped(*log(), transport());
   if (watchdog_) watchdog_->cancel();
   handshake_.release();
   if (taken_over_) return;  // take_over() has detached and reported

@@ -16,25 +16,21 @@
 #include "mqtt/codec/packet.hpp"
 #include "mqtt/options.hpp"
 #include "mqtt/session_state.hpp"
-#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
+#include "net/transport.hpp"
+#include "session/bind_weak.hpp"
+#include "session/consumer_adapter.hpp"
+#include "session/protocol_session.hpp"
+#include "session/slow_consumer.hpp"
+#include "session/written_acks.hpp"
 
 namespace carrier::mqtt {
 
 class Service;
 class Session;
 
-// The core's view of one MQTT connection's subscriptions: deliveries hop to the session if it
-// still exists.
-// Runs on: the session's shard.
-class SessionConsumer : public core::Consumer {
- public:
-  explicit SessionConsumer(std::weak_ptr<Session> session) : session_(std::move(session)) {}
-  void deliver(core::ConsumerId id, std::vector<core::Delivery> batch) override;
-
- private:
-  std::weak_ptr<Session> session_;
-};
+// The core's view of one MQTT connection's subscriptions.
+using SessionConsumer = session::ConsumerAdapter<Session>;
 
 // One MQTT connection (3.1, 3.1.1 or 5.0, chosen by its CONNECT): decodes packets, turns them
 // into Broker calls, and turns deliveries into PUBLISHes. Handlers per packet live in
@@ -46,15 +42,17 @@ class SessionConsumer : public core::Consumer {
 // take-over or broker shutdown -> closed. On close the subscriptions' consumers are detached;
 // a persistent session's subscriptions stay in the core (named, durable) and its state goes
 // to the registry; a will is published unless the client said goodbye.
+// Made with make_shared over its transport (TCP, or a test's fake), which holds it while it
+// does I/O; see session::ProtocolSession.
 // Runs on: its shard, only.
-class Session : public net::Connection {
+class Session : public session::ProtocolSession, public std::enable_shared_from_this<Session> {
  public:
   // `handshake`: this connection's place among those not yet logged in, released at CONNACK.
-  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, Service& service,
-          const Options& options, net::HandshakeSlot handshake);
+  Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, Service& service, const Options& options,
+          net::HandshakeSlot handshake);
   ~Session() override;
 
-  // After start(): arms the connect timeout and keep-alive watchdog.
+  // Once the transport runs: arms the connect timeout and keep-alive watchdog.
   void start_watchdog();
   void shutdown() override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
@@ -228,9 +226,8 @@ class Session : public net::Connection {
   std::unordered_map<std::uint16_t, Inflight> inflight_;
   std::uint16_t last_packet_id_ = 0;
   std::uint16_t outbound_window_ = 100;
-  std::unordered_map<core::ConsumerId, std::vector<std::uint64_t>> staged_acks_;   // QoS 0, in out()
-  std::unordered_map<core::ConsumerId, std::vector<std::uint64_t>> writing_acks_;  // QoS 0, being written
-  std::uint64_t slow_dropped_ = 0;  // QoS 0 deliveries dropped by the slow-consumer policy
+  session::WrittenAcks written_acks_;  // QoS 0 deliveries, acked once on the wire
+  session::SlowConsumer slow_consumer_;
   bool pumping_ = false;            // pump() is running (deliver.cpp)
 };
 

@@ -4,7 +4,6 @@
 #include <malloc.h>
 #endif
 
-#include <atomic>
 #include <memory>
 
 #include <fmt/format.h>
@@ -15,16 +14,11 @@ namespace carrier::net {
 
 namespace {
 
-std::atomic<std::uint64_t> g_next_connection_id{1};
 constexpr std::size_t kReadChunk = 64 * 1024;
 // A read smaller than this that leaves no partial frame means the peer is idle or trickling:
 // the buffer goes back to the allocator and the next read waits without one, so 10,000 idle
 // connections do not pin 64 KiB each. A busy connection reads more per call and keeps it.
 constexpr std::size_t kKeepBufferAbove = 2 * 1024;
-// An output buffer grown by a burst is given back once writes are small again; below this
-// capacity it is kept, so steady small writes reuse their two buffers without allocating.
-constexpr std::size_t kKeepWriteCapacityBelow = 64 * 1024;
-constexpr std::size_t kSmallWrite = 4 * 1024;
 
 // One per shard thread, allocated on first use and left uninitialised: only the pages a read
 // writes become resident.
@@ -70,88 +64,67 @@ void log_exception(const std::string& prefix, std::exception_ptr e) {
   }
 }
 
-}  // namespace
-
-std::unordered_set<Connection*>& Connection::on_this_shard() {
-  thread_local std::unordered_set<Connection*> connections;
-  return connections;
+std::string peer_of(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
 }
 
+}  // namespace
+
 Connection::Connection(tcp::socket socket, model::ShardId shard, std::string protocol)
-    : socket_(std::move(socket)),
-      shard_(shard),
-      id_(g_next_connection_id.fetch_add(1, std::memory_order_relaxed)),
-      protocol_(std::move(protocol)),
+    : Transport(socket.get_executor(), shard, std::move(protocol), peer_of(socket)),
+      socket_(std::move(socket)),
       wake_(socket_.get_executor()),
-      resume_(socket_.get_executor()),
-      last_read_(std::chrono::steady_clock::now()),
-      last_write_(last_read_) {
-  boost::system::error_code ec;
-  auto remote = socket_.remote_endpoint(ec);
-  peer_ = ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
-  log_prefix_ = fmt::format("[{} c{} {}]", protocol_, id_, peer_);
+      resume_(socket_.get_executor()) {
   wake_.expires_at(asio::steady_timer::time_point::max());
 }
 
 Connection::~Connection() = default;
 
-void Connection::start() {
-  on_this_shard().insert(this);
+void Connection::start(std::shared_ptr<TransportHandler> session) {
+  session_ = std::move(session);
+  set_handler(session_.get());
+  register_on_shard();
   note_open_connections(socket_.get_executor(), on_this_shard().size());
   // The quiet read path may read synchronously: that must never block.
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
   auto self = shared_from_this();
-  asio::co_spawn(socket_.get_executor(), read_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
-    log_exception(prefix, e);
-    if (e) self->close();
-  });
-  asio::co_spawn(socket_.get_executor(), write_loop(self), [prefix = log_prefix_, self](std::exception_ptr e) {
-    log_exception(prefix, e);
-    if (e) self->close();
-  });
+  loops_running_ = 2;
+  asio::co_spawn(socket_.get_executor(), read_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
+  asio::co_spawn(socket_.get_executor(), write_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
 }
 
-void Connection::flush() {
-  if (!pending_.empty()) wake_.cancel();
+void Connection::loop_ended(std::exception_ptr e) {
+  log_exception(log_prefix(), e);
+  if (e) close();
+  // Both loops are done (so closed): nothing calls the session any more. It goes now unless
+  // someone else (a timer's coroutine, a pending completion) still holds it.
+  if (--loops_running_ == 0) session_.reset();
 }
 
-void Connection::resume_reading() {
-  if (!paused_) return;
-  paused_ = false;
-  // The peer could not be heard while we were not reading: its silence then does not count
-  // against heart-beats or keep-alives.
-  last_read_ = std::chrono::steady_clock::now();
-  resume_.cancel();
-}
+void Connection::wake_writer() { wake_.cancel(); }
 
-void Connection::close_after_flush() {
-  closing_ = true;
-  wake_.cancel();
-}
+void Connection::wake_reader() { resume_.cancel(); }
 
 void Connection::close_after_flush(std::chrono::milliseconds grace) {
   close_after_flush();
-  if (closed_ || linger_) return;
+  if (is_closed() || linger_) return;
   linger_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), grace);
   linger_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->close();
   });
 }
 
-void Connection::close() {
-  if (closed_) return;
-  closed_ = true;
-  closing_ = true;
+void Connection::close_io() {
   boost::system::error_code ec;
   if (linger_) linger_->cancel();
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   wake_.cancel();
   resume_.cancel();
-  on_this_shard().erase(this);
   note_open_connections(socket_.get_executor(), on_this_shard().size());
-  on_closed();
 }
 
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
@@ -160,14 +133,14 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
   // buffer), keeping only the bytes that came. Busy: it reads straight into its own buffer.
   bool quiet = true;
   for (;;) {
-    if (self->closing_) co_return;
-    if (self->paused_) {
+    if (self->is_closing()) co_return;
+    if (self->is_paused()) {
       boost::system::error_code ec;
       self->resume_.expires_at(asio::steady_timer::time_point::max());
       co_await self->resume_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      if (self->closing_) co_return;
-      if (self->paused_) continue;
-      self->on_data(self->read_buffer_);
+      if (self->is_closing()) co_return;
+      if (self->is_paused()) continue;
+      self->deliver_input(self->read_buffer_);
       continue;
     }
     boost::system::error_code ec;
@@ -202,14 +175,14 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     if (ec) {
       // EOF, reset, or our own close: not exceptional.
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
-        logging::get("net")->debug("{} read failed: {}", self->log_prefix_, ec.message());
+        logging::get("net")->debug("{} read failed: {}", self->log_prefix(), ec.message());
       }
       self->close();
       co_return;
     }
-    self->last_read_ = std::chrono::steady_clock::now();
-    if (self->closing_) co_return;
-    self->on_data(self->read_buffer_);
+    self->note_read();
+    if (self->is_closing()) co_return;
+    self->deliver_input(self->read_buffer_);
     // Nothing left over: give the buffer back if the connection went quiet (a small read) or
     // the buffer grew large for one big frame.
     quiet = self->read_buffer_.empty() && n < kKeepBufferAbove;
@@ -221,9 +194,9 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
 
 asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
   for (;;) {
-    if (self->closed_) co_return;
-    if (self->pending_.empty()) {
-      if (self->closing_) {
+    if (self->is_closed()) co_return;
+    if (!self->take_output()) {
+      if (self->is_closing()) {
         self->close();
         co_return;
       }
@@ -232,24 +205,13 @@ asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
       co_await self->wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    std::swap(self->pending_, self->writing_);
-    self->on_write_started();
     boost::system::error_code ec;
-    co_await asio::async_write(self->socket_, asio::buffer(self->writing_), asio::redirect_error(asio::use_awaitable, ec));
+    co_await asio::async_write(self->socket_, asio::buffer(self->writing()), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       self->close();
       co_return;
     }
-    self->last_write_ = std::chrono::steady_clock::now();
-    // Keep a moderate buffer for the next batch; release a huge one, and a large one after a
-    // small write (the burst that grew it is over).
-    const std::size_t written = self->writing_.size();
-    const std::size_t capacity = self->writing_.capacity();
-    self->writing_.clear();
-    if (capacity > (4u << 20) || (capacity > kKeepWriteCapacityBelow && written < kSmallWrite)) {
-      std::string().swap(self->writing_);
-    }
-    self->on_write_done();
+    self->output_written();
   }
 }
 

@@ -4,14 +4,15 @@
 #include <string>
 #include <utility>
 
+#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
 #include "protocol/protocol.hpp"
 
 namespace carrier::protocol {
 
 // A protocol whose every accepted connection is one `Session` on the accepting shard's Broker
-// (STOMP, HTTP): Session(socket, shard, broker, options, authenticator, handshake slot), then
-// start() and begin(). Without a handshake slot the session refuses the client itself, in its
+// (STOMP, HTTP): a TCP net::Connection carries Session(transport, broker, options,
+// authenticator, handshake slot); the connection starts with it, then begin(). Without a handshake slot the session refuses the client itself, in its
 // own protocol's words. Protocols with state across connections (MQTT's client registry) write
 // their own.
 template <class Session, class Options>
@@ -21,9 +22,10 @@ class SessionPerConnection final : public Protocol {
       : Protocol(std::move(name), std::move(listener)), context_(context), options_(std::move(options)) {}
 
   void start_session(net::tcp::socket socket, model::ShardId shard) override {
-    auto session = std::make_shared<Session>(std::move(socket), shard, *context_.brokers[shard.value()], options_,
+    auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name());
+    auto session = std::make_shared<Session>(connection, *context_.brokers[shard.value()], options_,
                                              context_.authenticator, context_.connecting.try_acquire());
-    session->start();
+    connection->start(session);
     session->begin();
   }
 

@@ -100,7 +100,6 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     at->second.push_back(r.tag);
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
   // Several parts (a wildcard subscription): the receipt waits for all, the first failure is
   // reported. One part needs no count.
   struct Parts {
@@ -108,9 +107,8 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     bool failed = false;
   };
   auto parts = by_consumer.size() > 1 ? std::make_shared<Parts>(Parts{by_consumer.size()}) : nullptr;
-  auto done = [weak, receipt, parts](Status st) {
-    auto self = weak.lock();
-    if (!self || self->is_closing() || (parts && parts->failed)) return;
+  auto done = session::bind_weak(this, [receipt, parts](const auto& self, Status st) {
+    if (self->is_closing() || (parts && parts->failed)) return;
     if (!st) {
       if (parts) parts->failed = true;
       self->fail(refusal_for(st.error().code, Operation::acknowledge), st.error().to_string());
@@ -118,7 +116,7 @@ void Session::handle_ack(codec::Frame& frame, bool is_ack) {
     }
     if (parts && --parts->remaining != 0) return;
     if (!receipt.empty()) self->send_receipt(receipt);
-  };
+  });
   for (auto& [consumer, tags] : by_consumer) {
     if (is_ack) {
       broker_.ack(consumer, std::move(tags), done);

@@ -45,11 +45,11 @@ void Session::handle_connect(codec::Frame& frame) {
   credentials.source = peer_address();
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
   auto outcome = authenticator_.authenticate(
-      std::move(credentials), shard(), [weak, had_credentials, send_ms, receive_ms](auth::Outcome o) {
-        if (auto s = weak.lock()) s->on_authenticated(std::move(o), had_credentials, send_ms, receive_ms);
-      });
+      std::move(credentials), shard(),
+      session::bind_weak(this, [had_credentials, send_ms, receive_ms](const auto& s, auth::Outcome o) {
+        s->on_authenticated(std::move(o), had_credentials, send_ms, receive_ms);
+      }));
   if (outcome) {
     on_authenticated(std::move(*outcome), had_credentials, send_ms, receive_ms);
     return;

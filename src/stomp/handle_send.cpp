@@ -49,7 +49,7 @@ void Session::subscribe_reply_queue(const std::string& name, std::string_view sp
   std::string id(spelling);
   if (subscriptions_.contains(id)) return;
   if (!consumer_) {
-    consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
+    consumer_ = std::make_shared<SubscriptionConsumer>(weak_from_this());
   }
   core::SubscribeRequest request{model::Destination{model::DestinationKind::temp_queue, name}, core::AckMode::auto_ack,
                                  0, consumer_};
@@ -151,10 +151,7 @@ void Session::flush_sends() {
   }
   sends_.clear();
   ++sends_in_flight_;
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  broker_.send(std::move(messages), [weak, receipts = std::move(receipts)](Status st) {
-    auto self = weak.lock();
-    if (!self) return;
+  broker_.send(std::move(messages), session::bind_weak(this, [receipts = std::move(receipts)](const auto& self, Status st) {
     --self->sends_in_flight_;
     if (self->is_closed()) return;
     if (!st) {
@@ -167,7 +164,7 @@ void Session::flush_sends() {
     for (const auto& r : receipts) self->send_receipt(r);
     if (self->disconnecting_ && self->sends_in_flight_ == 0) self->complete_disconnect();
     self->flush();
-  });
+  }));
 }
 
 }  // namespace carrier::stomp

@@ -57,24 +57,22 @@ void Session::handle_subscribe(codec::Frame& frame) {
   if (options.no_local) request.no_local_origin = this->id();
   std::string durable_name = std::move(options.durable_name);
   if (!consumer_) {
-    consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
+    consumer_ = std::make_shared<SubscriptionConsumer>(weak_from_this());
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
   request.consumer = consumer_;
   // A private topic subscription acked once written: its deliveries fall under the slow-consumer
   // policy when our output is over its bound (session.cpp).
   const bool droppable = mode == core::AckMode::auto_ack && dest->kind == model::DestinationKind::topic &&
                          request.subscription_name.empty();
-  auto consumer = broker_.subscribe(std::move(request), [weak, receipt](Status st) {
-    auto self = weak.lock();
-    if (!self || self->is_closing()) return;
+  auto consumer = broker_.subscribe(std::move(request), session::bind_weak(this, [receipt](const auto& self, Status st) {
+    if (self->is_closing()) return;
     if (!st) {
       self->fail(refusal_for(st.error().code, Operation::subscribe), st.error().to_string());
       return;
     }
     if (!receipt.empty()) self->send_receipt(receipt);
-  });
+  }));
   if (!consumer) {
     fail(refusal_for(consumer.error().code, Operation::subscribe_destination), consumer.error().detail, &frame);
     return;
@@ -121,17 +119,13 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
     durable_name = it->second.durable_name;
   }
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  auto remove = [weak, receipt, durable_name](Status) {
-    auto self = weak.lock();
-    if (!self) return;
+  auto remove = session::bind_weak(this, [receipt, durable_name](const auto& self, Status) {
     if (durable_name.empty()) {
       if (!self->is_closing() && !receipt.empty()) self->send_receipt(receipt);
       return;
     }
-    self->broker_.remove_subscription(durable_name, [weak, receipt, durable_name](Status st) {
-      auto s = weak.lock();
-      if (!s || s->is_closing()) return;
+    self->broker_.remove_subscription(durable_name, session::bind_weak(self.get(), [receipt, durable_name](const auto& s, Status st) {
+      if (s->is_closing()) return;
       if (!st) {
         codec::Frame cause;
         if (!receipt.empty()) cause.headers.emplace_back("receipt", receipt);
@@ -140,8 +134,8 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
         return;
       }
       if (!receipt.empty()) s->send_receipt(receipt);
-    });
-  };
+    }));
+  });
   if (it == subscriptions_.end()) {
     remove(ok());
     return;

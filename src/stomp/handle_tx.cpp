@@ -43,11 +43,8 @@ void Session::handle_commit(codec::Frame& frame) {
   if (auto* memory = broker_.memory()) memory->sub(static_cast<std::int64_t>(it->second.bytes));
   transactions_.erase(it);
   std::string receipt = frame.header("receipt") ? *frame.header("receipt") : std::string();
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
   ++sends_in_flight_;
-  broker_.commit(std::move(work), [weak, receipt](Status st) {
-    auto self = weak.lock();
-    if (!self) return;
+  broker_.commit(std::move(work), session::bind_weak(this, [receipt](const auto& self, Status st) {
     --self->sends_in_flight_;
     if (self->is_closed()) return;
     if (!st) {
@@ -58,7 +55,7 @@ void Session::handle_commit(codec::Frame& frame) {
     }
     if (!receipt.empty()) self->send_receipt(receipt);
     if (self->disconnecting_ && self->sends_in_flight_ == 0) self->complete_disconnect();
-  });
+  }));
 }
 
 void Session::handle_abort(codec::Frame& frame) {

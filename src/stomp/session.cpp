@@ -15,24 +15,13 @@ std::shared_ptr<spdlog::logger> log() {
 }
 }  // namespace
 
-void SubscriptionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
-  if (auto s = session_.lock()) s->deliver(id, std::move(batch));
-}
-
-void SubscriptionConsumer::attached(core::ConsumerId parent, core::ConsumerId child) {
-  if (auto s = session_.lock()) s->attach_child(parent, child);
-}
-
-void SubscriptionConsumer::detached(core::ConsumerId parent, core::ConsumerId child) {
-  if (auto s = session_.lock()) s->detach_child(parent, child);
-}
-
-Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
+Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)
-    : net::Connection(std::move(socket), shard, "stomp"),
+    : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
+      slow_consumer_(options_.slow_consumer, "topic messages"),
       handshake_(std::move(handshake)) {
   // Until the client is let in, only a CONNECT-sized frame is read (raised in on_authenticated).
   limits_.max_frame_bytes = std::min(options_.max_frame_bytes, options_.max_connect_bytes);
@@ -58,11 +47,9 @@ void Session::begin() {
   }
   connect_deadline_ = std::make_unique<net::asio::steady_timer>(executor());
   connect_deadline_->expires_after(std::chrono::milliseconds(options_.connect_timeout_ms));
-  auto weak = std::weak_ptr<Session>(std::static_pointer_cast<Session>(shared_from_this()));
-  connect_deadline_->async_wait([weak](const boost::system::error_code& ec) {
-    if (ec) return;
-    if (auto s = weak.lock()) s->on_connect_deadline();
-  });
+  connect_deadline_->async_wait(session::bind_weak(this, [](const auto& self, const boost::system::error_code& ec) {
+    if (!ec) self->on_connect_deadline();
+  }));
 }
 
 void Session::on_connect_deadline() {
@@ -228,16 +215,11 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
 }
 
 void Session::slow_consumer(Subscription& sub, std::vector<std::uint64_t>& dropped, std::uint64_t tag) {
-  if (options_.slow_consumer == net::SlowConsumerPolicy::disconnect) {
-    log()->warn("{} slow consumer: {} bytes of output unread, closing", log_prefix(), queued_bytes());
+  if (!slow_consumer_.drop(*log(), transport(), sub.id)) {
     // The client is not reading: the ERROR gets a moment to go out, no more (error_frame).
     fail(Refusal::slow_consumer,
          fmt::format("more than {} bytes of output unread (max_pending_output_bytes)", options_.max_pending_output_bytes));
     return;
-  }
-  if (slow_dropped_++ == 0) {
-    log()->warn("{} slow consumer: {} bytes of output unread, dropping topic messages for it (subscription {})",
-                log_prefix(), queued_bytes(), sub.id);
   }
   dropped.push_back(tag);
 }
@@ -300,40 +282,18 @@ void Session::encode_delivery(Subscription& sub, core::ConsumerId id, const core
   w.finish(m.body ? std::string_view(*m.body) : std::string_view());
   if (sub.ack_mode != core::AckMode::auto_ack) {
     sub.unacked.emplace(number, Pending{id, d.tag, d.message});
-  } else if (child) {
-    sub.staged_child_acks.emplace_back(id, d.tag);
   } else {
-    sub.staged_auto_acks.push_back(d.tag);
+    written_acks_.stage(id, d.tag);  // a wildcard subscription's child acks as itself
   }
 }
 
-void Session::on_write_started() {
-  for (auto& [id, sub] : subscriptions_) {
-    if (!sub.staged_child_acks.empty()) {
-      sub.writing_child_acks.insert(sub.writing_child_acks.end(), sub.staged_child_acks.begin(),
-                                    sub.staged_child_acks.end());
-      sub.staged_child_acks.clear();
-    }
-    if (sub.staged_auto_acks.empty()) continue;
-    sub.writing_auto_acks.insert(sub.writing_auto_acks.end(), sub.staged_auto_acks.begin(), sub.staged_auto_acks.end());
-    sub.staged_auto_acks.clear();
-  }
-}
+void Session::on_write_started() { written_acks_.on_write_started(); }
 
 void Session::on_write_done() {
-  // ack:auto deliveries count as acknowledged once written: that is when credit comes back,
-  // so a slow reader slows its queue instead of growing our buffer.
-  for (auto& [id, sub] : subscriptions_) {
-    if (!sub.writing_child_acks.empty()) {
-      std::map<core::ConsumerId, std::vector<std::uint64_t>> by_child;
-      for (const auto& [child, tag] : sub.writing_child_acks) by_child[child].push_back(tag);
-      for (auto& [child, tags] : by_child) broker_.ack(child, std::move(tags), nullptr);
-      sub.writing_child_acks.clear();
-    }
-    if (sub.writing_auto_acks.empty()) continue;
-    broker_.ack(sub.consumer, std::move(sub.writing_auto_acks), nullptr);
-    sub.writing_auto_acks.clear();
-  }
+  // Those of a subscription removed since are back in their queue already.
+  written_acks_.on_write_done([this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) {
+    if (by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
+  });
   if (!held_.empty()) drain_held();
 }
 
@@ -359,6 +319,7 @@ void Session::release_subscriptions() {
   for (auto& [id, sub] : subscriptions_) broker_.unsubscribe(sub.consumer, nullptr);
   subscriptions_.clear();
   by_consumer_.clear();
+  written_acks_.clear();
 }
 
 void Session::on_closed() {
@@ -371,9 +332,7 @@ void Session::on_closed() {
   transactions_.clear();
   held_.clear();  // their queues take them back with the subscriptions
   held_next_ = 0;
-  if (slow_dropped_ != 0) {
-    log()->info("{} dropped {} topic messages as a slow consumer", log_prefix(), slow_dropped_);
-  }
+  slow_consumer_.log_dropped(*log(), transport());
   release_subscriptions();
   for (const auto& name : temp_queues_) {
     broker_.delete_queue(model::Destination{model::DestinationKind::temp_queue, name}, nullptr);
@@ -414,8 +373,7 @@ Session::Subscription* Session::find_subscription(std::string_view id) {
 void Session::start_heartbeats(std::uint32_t send_ms, std::uint32_t receive_ms) {
   if (send_ms == 0 && receive_ms == 0) return;
   heartbeat_timer_ = std::make_unique<net::asio::steady_timer>(executor());
-  auto self = std::static_pointer_cast<Session>(shared_from_this());
-  net::asio::co_spawn(executor(), heartbeat_loop(self, send_ms, receive_ms), [](std::exception_ptr) {});
+  net::asio::co_spawn(executor(), heartbeat_loop(shared_from_this(), send_ms, receive_ms), [](std::exception_ptr) {});
 }
 
 net::asio::awaitable<void> Session::heartbeat_loop(std::shared_ptr<Session> self, std::uint32_t send_ms,

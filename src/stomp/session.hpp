@@ -11,8 +11,13 @@
 
 #include "auth/authenticator.hpp"
 #include "core/broker.hpp"
-#include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
+#include "net/transport.hpp"
+#include "session/bind_weak.hpp"
+#include "session/consumer_adapter.hpp"
+#include "session/protocol_session.hpp"
+#include "session/slow_consumer.hpp"
+#include "session/written_acks.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/ack_request.hpp"
 #include "stomp/codec/frame.hpp"
@@ -23,32 +28,24 @@ namespace carrier::stomp {
 
 class Session;
 
-// The core's view of one STOMP subscription: deliveries hop to the session if it still exists.
-// Runs on: the session's shard.
-class SubscriptionConsumer : public core::Consumer {
- public:
-  explicit SubscriptionConsumer(std::weak_ptr<Session> session) : session_(std::move(session)) {}
-  void deliver(core::ConsumerId id, std::vector<core::Delivery> batch) override;
-  void attached(core::ConsumerId parent, core::ConsumerId child) override;
-  void detached(core::ConsumerId parent, core::ConsumerId child) override;
-
- private:
-  std::weak_ptr<Session> session_;
-};
+// The core's view of one STOMP connection's subscriptions.
+using SubscriptionConsumer = session::ConsumerAdapter<Session>;
 
 // One STOMP connection: decodes frames, turns them into Broker calls, and turns deliveries into
 // MESSAGE frames. Every ERROR frame is followed by closing the connection, as the spec requires.
 // Handlers for each frame kind live in handle_<frame>.cpp.
+// Lifetime: made with make_shared over its transport (TCP, or a test's fake), which holds it
+// while it does I/O; see session::ProtocolSession.
 // Runs on: its shard, only.
-class Session : public net::Connection {
+class Session : public session::ProtocolSession, public std::enable_shared_from_this<Session> {
  public:
   // `handshake`: this connection's place among those not yet logged in (empty: none was free).
-  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
+  Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
           auth::Authenticator& authenticator, net::HandshakeSlot handshake);
   ~Session() override;
 
-  // After start(): refuses the connection if it got no handshake slot, else arms the CONNECT
-  // deadline.
+  // Once the transport runs: refuses the connection if it got no handshake slot, else arms the
+  // CONNECT deadline.
   void begin();
 
   void shutdown() override;
@@ -85,14 +82,10 @@ class Session : public net::Connection {
     // second part): the consumer's tag, except on a wildcard subscription, whose children's tags
     // overlap. Its order is delivery order, for cumulative acks.
     std::map<std::uint64_t, Pending> unacked;
-    std::vector<std::uint64_t> staged_auto_acks;        // written to out(), not yet on the wire
-    std::vector<std::uint64_t> writing_auto_acks;       // in the write under way
     bool droppable = false;  // private topic subscription, ack:auto: the slow-consumer policy applies
     // Wildcard queue subscriptions: `consumer` is the parent; deliveries come from its children.
     std::vector<core::ConsumerId> children;
     std::uint64_t next_number = 1;
-    std::vector<std::pair<core::ConsumerId, std::uint64_t>> staged_child_acks;
-    std::vector<std::pair<core::ConsumerId, std::uint64_t>> writing_child_acks;
   };
   // A delivery that came while the output was over its bound: encoded once writes drain it.
   struct Held {
@@ -188,12 +181,13 @@ class Session : public net::Connection {
   std::shared_ptr<SubscriptionConsumer> consumer_;
   std::unordered_map<std::string, Subscription> subscriptions_;  // by client id
   std::unordered_map<core::ConsumerId, std::string> by_consumer_;
+  session::WrittenAcks written_acks_;  // ack:auto deliveries, acked once on the wire
   std::uint64_t next_subscription_number_ = 1;
   // Non-empty only while the output is over its bound; taken from held_next_ on (a vector: an
   // idle connection pays nothing for it, unlike a deque).
   std::vector<Held> held_;
   std::size_t held_next_ = 0;
-  std::uint64_t slow_dropped_ = 0;     // deliveries dropped by the slow-consumer policy
+  session::SlowConsumer slow_consumer_;
   std::unordered_map<std::string, Tx> transactions_;
   std::vector<PendingSend> sends_;
   std::size_t sends_in_flight_ = 0;     // batches the store has not confirmed yet

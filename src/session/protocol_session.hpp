@@ -1,0 +1,56 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "net/transport.hpp"
+
+namespace carrier::session {
+
+// What every protocol session (stomp::Session, mqtt::Session) is to its transport: the handler
+// of one net::Transport, which it holds. The transport calls its handlers make go under their
+// usual names (out(), flush(), close_after_flush()...), so a session does not care whether TCP,
+// a WebSocket or a test's fake carries it.
+// Lifetime: the session holds the transport (a shared_ptr); the transport's implementation
+// holds the session while it does I/O (net::Connection: until its loops end). When the session
+// goes, the transport forgets it.
+// Runs on: the transport's shard.
+class ProtocolSession : public net::TransportHandler {
+ public:
+  explicit ProtocolSession(std::shared_ptr<net::Transport> transport);
+  ~ProtocolSession() override;
+  ProtocolSession(const ProtocolSession&) = delete;
+  ProtocolSession& operator=(const ProtocolSession&) = delete;
+
+  net::Transport& transport() const { return *transport_; }
+  model::ShardId shard() const { return transport_->shard(); }
+  std::uint64_t id() const { return transport_->id(); }
+  const std::string& log_prefix() const { return transport_->log_prefix(); }
+  bool is_closed() const { return transport_->is_closed(); }
+  bool is_closing() const { return transport_->is_closing(); }
+
+ protected:
+  std::string& out() { return transport_->out(); }
+  void flush() { transport_->flush(); }
+  void close_after_flush() { transport_->close_after_flush(); }
+  void close_after_flush(std::chrono::milliseconds grace) { transport_->close_after_flush(grace); }
+  void close() { transport_->close(); }
+  void pause_reading() { transport_->pause_reading(); }
+  void resume_reading() { transport_->resume_reading(); }
+  bool is_paused() const { return transport_->is_paused(); }
+  std::size_t queued_bytes() const { return transport_->queued_bytes(); }
+  void set_max_queued_bytes(std::size_t bytes) { transport_->set_max_queued_bytes(bytes); }
+  bool output_full() const { return transport_->output_full(); }
+  const std::string& peer() const { return transport_->peer(); }
+  std::string_view peer_address() const { return transport_->peer_address(); }
+  const net::asio::any_io_executor& executor() const { return transport_->executor(); }
+  std::chrono::steady_clock::time_point last_read() const { return transport_->last_read(); }
+  std::chrono::steady_clock::time_point last_write() const { return transport_->last_write(); }
+
+ private:
+  std::shared_ptr<net::Transport> transport_;
+};
+
+}  // namespace carrier::session
