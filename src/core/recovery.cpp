@@ -1,0 +1,43 @@
+#include "core/recovery.hpp"
+
+#include <string_view>
+
+#include "core/broker.hpp"
+
+namespace carrier::core {
+
+namespace {
+
+constexpr std::string_view kRetainedPrefix = "retained:";
+
+}  // namespace
+
+void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessage r) {
+  const std::size_t n = brokers.size();
+  const auto& m = r.message;
+  if (NamedSubscriptions::is_definitions_key(r.queue)) {
+    auto entry = NamedSubscriptions::parse_definition(*m);
+    if (!entry) return;
+    const auto owner = owner_shard(NamedSubscriptions::queue_key(entry->def.name), n).value();
+    for (auto* b : brokers) {
+      NamedEntry copy = *entry;
+      const auto& compile = b->context().compile_selector;
+      if (!copy.def.selector.empty() && compile) copy.selector = compile(copy.def.selector);
+      b->named().remove_replica(copy.def.name);  // a later definition of the same name replaces it
+      b->named().add(std::move(copy), owner);
+    }
+    return;
+  }
+  Broker* b = brokers[owner_shard(r.queue, n).value()];
+  if (TopicRouting::is_scheduled_topic_key(r.queue)) {
+    b->topics().schedule(m);
+    return;
+  }
+  if (r.queue.starts_with(kRetainedPrefix)) {
+    b->retained().restore(r.queue, m);
+    return;
+  }
+  b->owned_queues().restore(r.queue, m, r.delivery_count);
+}
+
+}  // namespace carrier::core

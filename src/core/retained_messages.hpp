@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/destination_tree.hpp"
+#include "core/shard_context.hpp"
+
+namespace carrier::core {
+
+// Retained messages (MQTT): the last retained message of each topic, kept (and stored, under
+// its "retained:" key) by the shard that owns the topic's key; a subscription asking for them
+// gets every shard's matching ones. An empty retained payload only clears.
+// Runs on: its shard.
+class RetainedMessages {
+ public:
+  explicit RetainedMessages(ShardContext& shard) : shard_(shard) {}
+  RetainedMessages(const RetainedMessages&) = delete;
+  RetainedMessages& operator=(const RetainedMessages&) = delete;
+
+  // From any shard: `message` replaces its topic's retained message on the owner.
+  void retain(MessagePtr message);
+  // From any shard: every shard sends `target` its retained messages matching `filter`.
+  void send(std::string filter, TopicSubscriber target);
+  // A recovered retained message (`key` is its "retained:" store key), before serving.
+  void restore(std::string_view key, const MessagePtr& m);
+
+  std::size_t size() const { return retained_.size(); }
+
+ private:
+  // On the owner: the replacement itself.
+  void replace(const std::string& key, const MessagePtr& message);
+  // On each shard: this shard's matching messages, posted to the target.
+  void send_matching(const std::string& filter, const TopicSubscriber& target);
+
+  ShardContext& shard_;
+  std::unordered_map<std::string, MessagePtr> retained_;  // owned here: topic name -> message
+};
+
+}  // namespace carrier::core

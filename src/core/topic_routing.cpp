@@ -1,0 +1,165 @@
+#include "core/topic_routing.hpp"
+
+#include "core/broker.hpp"
+#include "core/owned_queues.hpp"
+#include "core/redelivery.hpp"
+#include "core/retained_messages.hpp"
+#include "core/router.hpp"
+
+namespace carrier::core {
+
+namespace {
+
+// Reserved queues holding persistent topic messages scheduled for later, one per topic.
+constexpr std::string_view kScheduledTopicPrefix = "queue:$scheduled-topic:";
+
+}  // namespace
+
+ConsumerId TopicRouting::subscribe(SubscribeRequest request, ConsumerRef ref, Completion done) {
+  const ConsumerId id = ref.id;
+  SubscriptionInfo info;
+  info.destination = request.destination;
+  info.topic_private = true;
+  // The selector is applied when the message is matched, before it reaches this queue.
+  ref.selector = nullptr;
+  auto queue = std::make_unique<Queue>("private:" + request.destination.name);
+  queue->add_consumer(std::move(ref));
+  private_.emplace(id, TopicSubscription{request.destination.name, std::move(queue)});
+  shard_.account(OwnedQueues::kQueueOverheadBytes);
+  subscriptions_.emplace(id, std::move(info));
+  TopicSubscriber sub{id, shard_.self, {}, false, request.selector, request.no_local_origin};
+  auto finish = std::move(done);
+  if (request.want_retained) {
+    finish = [this, filter = request.destination.name, sub, done = std::move(finish)](Status st) mutable {
+      retained_.send(filter, sub);
+      if (done) done(std::move(st));
+    };
+  }
+  shard_.broadcast([filter = request.destination.name, sub](Broker& b) { b.topics().index_add(filter, sub); },
+                   std::move(finish));
+  return id;
+}
+
+void TopicRouting::unsubscribe(ConsumerId id, Completion done) {
+  auto sub = private_.find(id);
+  std::string filter = sub->second.filter;
+  for (auto& e : sub->second.queue->take_all()) shard_.account_release(*e.message);
+  private_.erase(sub);
+  shard_.account(-OwnedQueues::kQueueOverheadBytes);
+  shard_.broadcast([filter, id](Broker& b) { b.topics().index_remove(filter, id); }, std::move(done));
+}
+
+void TopicRouting::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, bool requeue) {
+  auto& sub = private_.at(id);
+  if (is_ack) {
+    auto outcome = sub.queue->ack(id, tags);
+    for (const auto& m : outcome.removed) shard_.account_release(*m);
+    queues_.dispatch(sub.queue->key(), *sub.queue, false);
+  } else {
+    auto outcome = sub.queue->nack(id, tags);
+    if (requeue) {
+      redelivery_.handle_returned(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+    } else {
+      redelivery_.handle_rejected(sub.queue->key(), *sub.queue, false, std::move(outcome.returned));
+    }
+  }
+}
+
+Queue* TopicRouting::private_queue(const std::string& key) {
+  Queue* q = nullptr;
+  for (auto& [id, sub] : private_) {
+    if (sub.queue->key() == key) q = sub.queue.get();
+  }
+  return q;
+}
+
+void TopicRouting::sweep(std::int64_t now, store::Batch& batch) {
+  for (auto& [id, sub] : private_) {
+    std::vector<MessagePtr> gone;
+    for (auto& e : sub.queue->take_expired(now)) gone.push_back(std::move(e.message));
+    if (!gone.empty()) queues_.release(sub.queue->key(), false, gone, batch);
+  }
+}
+
+// ---------------------------------------------------------------- scheduled topic messages
+
+std::string TopicRouting::scheduled_topic_key(const Message& m) {
+  // One reserved queue per topic: the copies of a composite send share a message id.
+  return std::string(kScheduledTopicPrefix) + m.destination.name;
+}
+
+bool TopicRouting::is_scheduled_topic_key(std::string_view key) {
+  return key.substr(0, kScheduledTopicPrefix.size()) == kScheduledTopicPrefix;
+}
+
+void TopicRouting::schedule(MessagePtr m) {
+  shard_.account_hold(*m);
+  const auto due = m->deliver_at_ms;  // read before the lambda takes `m`
+  shard_.at(due, [this, m = std::move(m)]() { publish_due(m); });
+}
+
+void TopicRouting::publish_due(const MessagePtr& m) {
+  shard_.account_release(*m);
+  std::vector<Routed> to_queues;
+  Router::ToPrivate to_private;
+  std::vector<MessagePtr> retained;
+  store::Batch batch;
+  router_.plan({m}, to_queues, to_private, retained, batch);
+  // Its durable subscriptions' copies replace the scheduled record in one batch.
+  if (m->persistent) batch.push_back(store::Record::acked(scheduled_topic_key(*m), m->id));
+  if (!batch.empty()) shard_.store.append(std::move(batch), [](Status) {});
+  for (auto& r : retained) retained_.retain(std::move(r));
+  router_.route(std::move(to_queues), std::move(to_private), nullptr);
+}
+
+// ---------------------------------------------------------------- private queues and their backlog
+
+void TopicRouting::enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries) {
+  std::vector<Queue*> dirty;
+  const Message* last = nullptr;
+  const DestinationPolicy* policy = nullptr;
+  for (auto& [id, m] : deliveries) {
+    auto it = private_.find(id);
+    if (it == private_.end()) continue;  // unsubscribed while the message was on its way
+    Queue* q = it->second.queue.get();
+    if (m.get() != last) {
+      last = m.get();
+      policy = &shard_.policy_for(m->destination);
+    }
+    if (policy->max_messages != 0 || policy->max_bytes != 0) {
+      // A plain subscription cannot refuse a publish that others take: with `reject` this
+      // subscriber misses the new message, with `drop-oldest` its oldest waiting one.
+      if (!fits_private(*q, *policy, *m)) continue;
+    } else if (shard_.options.backlog_bound() != 0) {
+      trim_backlog(*q, *m);
+    }
+    shard_.account_hold(*m);
+    q->enqueue(std::move(m));
+    if (dirty.empty() || dirty.back() != q) dirty.push_back(q);
+  }
+  for (auto* q : dirty) queues_.dispatch(q->key(), *q, false);
+}
+
+void TopicRouting::trim_backlog(Queue& q, const Message& m) {
+  while (q.ready_bytes() + m.footprint() > shard_.options.backlog_bound()) {
+    Queue::Entry oldest;
+    if (!q.take_oldest(oldest)) return;
+    shard_.account_release(*oldest.message);
+    ++backlog_dropped_;
+  }
+}
+
+bool TopicRouting::fits_private(Queue& q, const DestinationPolicy& policy, const Message& m) {
+  auto full = [&]() {
+    return (policy.max_messages != 0 && q.depth() + q.unacked() >= policy.max_messages) ||
+           (policy.max_bytes != 0 && q.ready_bytes() + m.footprint() > policy.max_bytes);
+  };
+  while (full()) {
+    Queue::Entry oldest;
+    if (policy.overflow != OverflowPolicy::drop_oldest || !q.take_oldest(oldest)) return false;
+    shard_.account_release(*oldest.message);
+  }
+  return true;
+}
+
+}  // namespace carrier::core
