@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "core/message.hpp"
 #include "core/queue.hpp"
-#include "core/selector/selector.hpp"
+#include "model/message.hpp"
+#include "selector/selector.hpp"
 
 namespace {
 
+using namespace carrier;
 using namespace carrier::core;
+using namespace carrier::model;
 
 MessagePtr make_message(std::uint64_t n) {
   auto m = std::make_shared<Message>();
@@ -27,7 +29,7 @@ MessagePtr make_message(std::uint64_t n) {
 
 // state.range(0): the backlog nobody matches. Each iteration: one send and its dispatch.
 void BM_SendWithUnmatchedBacklog(benchmark::State& state) {
-  Queue q("queue:q", [](const selector::Selector& s, const Message& m) { return selector::matches(s, m); });
+  Queue q("queue:q");
   ConsumerRef consumer{ConsumerId(1), ShardId(0), nullptr, AckMode::client_individual, 100};
   consumer.selector = *selector::parse("region = 'eu'");
   q.add_consumer(consumer);

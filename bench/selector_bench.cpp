@@ -6,12 +6,13 @@
 
 #include <string>
 
-#include "core/message.hpp"
-#include "core/selector/selector.hpp"
+#include "model/message.hpp"
+#include "selector/selector.hpp"
 
 namespace {
 
-using namespace carrier::core;
+using namespace carrier;
+using namespace carrier::model;
 
 Message typical_message() {
   Message m;

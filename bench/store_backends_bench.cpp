@@ -95,10 +95,10 @@ std::unique_ptr<Store> open_store(const Options& o, std::uint64_t* recovered = n
   return store;
 }
 
-core::MessagePtr bench_message(std::uint64_t n, const core::Body& body) {
-  auto m = std::make_shared<core::Message>();
-  m->id = core::MessageId{0x0190a4e57b1c7000ULL + n, n * 0x9e3779b97f4a7c15ULL};
-  m->destination = core::Destination{core::DestinationKind::queue, "bench"};
+model::MessagePtr bench_message(std::uint64_t n, const model::Body& body) {
+  auto m = std::make_shared<model::Message>();
+  m->id = model::MessageId{0x0190a4e57b1c7000ULL + n, n * 0x9e3779b97f4a7c15ULL};
+  m->destination = model::Destination{model::DestinationKind::queue, "bench"};
   m->persistent = true;
   m->timestamp_ms = 1700000000000;
   m->body = body;
@@ -156,7 +156,7 @@ void confirmed_appends(benchmark::State& state, std::string kind) {
   const auto in_flight = static_cast<std::size_t>(state.range(0));
   Scratch scratch(kind);
   auto store = open_store(scratch.options());
-  const core::Body body = std::make_shared<const std::string>(256, 'x');
+  const model::Body body = std::make_shared<const std::string>(256, 'x');
   Window window(in_flight);
   std::uint64_t n = 0;
   for (auto _ : state) {
@@ -170,7 +170,7 @@ void confirmed_appends(benchmark::State& state, std::string kind) {
 
 void recovery(benchmark::State& state, std::string kind) {
   Scratch scratch(kind);
-  const core::Body body = std::make_shared<const std::string>(256, 'x');
+  const model::Body body = std::make_shared<const std::string>(256, 'x');
   double fill_seconds = 0;
   {
     auto store = open_store(scratch.options());

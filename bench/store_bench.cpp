@@ -30,10 +30,10 @@ std::filesystem::path bench_dir() {
   return pattern;
 }
 
-core::MessagePtr bench_message(std::uint64_t n, const core::Body& body) {
-  auto m = std::make_shared<core::Message>();
-  m->id = core::MessageId{n, n * 0x9e3779b97f4a7c15ULL};
-  m->destination = core::Destination{core::DestinationKind::queue, "bench"};
+model::MessagePtr bench_message(std::uint64_t n, const model::Body& body) {
+  auto m = std::make_shared<model::Message>();
+  m->id = model::MessageId{n, n * 0x9e3779b97f4a7c15ULL};
+  m->destination = model::Destination{model::DestinationKind::queue, "bench"};
   m->persistent = true;
   m->timestamp_ms = 1700000000000;
   m->body = body;
@@ -82,7 +82,7 @@ void BM_ConfirmedSends(benchmark::State& state) {
   auto store = std::make_unique<LogStore>(o);
   if (!store->open() || !store->recover([](RecoveredMessage) {})) std::abort();
   store->start();
-  const core::Body body = std::make_shared<const std::string>(body_bytes, 'x');
+  const model::Body body = std::make_shared<const std::string>(body_bytes, 'x');
   Pipeline pipeline(window);
   std::uint64_t n = 0;
   for (auto _ : state) {
@@ -118,7 +118,7 @@ BENCHMARK(BM_ConfirmedSends)
 // The codec alone: what each shard spends per batch before the writer sees it.
 void BM_EncodeBatch(benchmark::State& state) {
   const auto body_bytes = static_cast<std::size_t>(state.range(0));
-  const core::Body body = std::make_shared<const std::string>(body_bytes, 'x');
+  const model::Body body = std::make_shared<const std::string>(body_bytes, 'x');
   Batch batch{Record::added("queue:bench", bench_message(1, body))};
   std::string frame;
   for (auto _ : state) {

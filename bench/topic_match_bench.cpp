@@ -13,7 +13,7 @@ namespace {
 
 using carrier::core::ConsumerId;
 using carrier::core::DestinationTree;
-using carrier::core::ShardId;
+using carrier::model::ShardId;
 using carrier::core::TopicSubscriber;
 
 constexpr int kSubscriptions = 100'000;

@@ -22,9 +22,9 @@ namespace {
 
 using namespace carrier;
 
-core::Message message_from(std::string_view text) {
-  core::Message m;
-  m.destination = core::Destination{core::DestinationKind::queue, "$mqtt-fuzz"};
+model::Message message_from(std::string_view text) {
+  model::Message m;
+  m.destination = model::Destination{model::DestinationKind::queue, "$mqtt-fuzz"};
   m.persistent = true;
   if (!text.empty()) {
     if (text.front() & 1) m.body = std::make_shared<const std::string>(text.substr(0, text.size() / 2));
@@ -45,8 +45,8 @@ core::Message message_from(std::string_view text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const core::Message m = message_from(std::string_view(reinterpret_cast<const char*>(data), size));
-  const core::MessageId id{0x0123456789abcdefULL, 0x8000000000000001ULL};
+  const model::Message m = message_from(std::string_view(reinterpret_cast<const char*>(data), size));
+  const model::MessageId id{0x0123456789abcdefULL, 0x8000000000000001ULL};
   constexpr std::int64_t kNow = 1'800'000'000'000;
 
   if (auto session = mqtt::decode_session(m)) {

@@ -19,16 +19,16 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "core/message.hpp"
-#include "core/selector/evaluator.hpp"
-#include "core/selector/lexer.hpp"
-#include "core/selector/parser.hpp"
-#include "core/selector/selector.hpp"
+#include "model/message.hpp"
+#include "selector/evaluator.hpp"
+#include "selector/lexer.hpp"
+#include "selector/parser.hpp"
+#include "selector/selector.hpp"
 
 namespace {
 
-using namespace carrier::core;
-using namespace carrier::core::selector;
+using namespace carrier::model;
+using namespace carrier::selector;
 
 // The canonical text has more parentheses than the original, and may be longer.
 constexpr Limits kReparseLimits{.max_length = std::size_t(1) << 24, .max_depth = 1000};

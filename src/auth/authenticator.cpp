@@ -85,7 +85,7 @@ void Authenticator::stop() {
   }
 }
 
-std::optional<Outcome> Authenticator::authenticate(Credentials credentials, core::ShardId shard, Done done) {
+std::optional<Outcome> Authenticator::authenticate(Credentials credentials, model::ShardId shard, Done done) {
   const bool has_name = present(credentials.username);
   const bool has_password = present(credentials.password);
   if (!has_name && !has_password) {
@@ -188,7 +188,7 @@ Outcome Authenticator::verify(Check& check) {
   return Outcome{Verdict::accepted, it->first};
 }
 
-void Authenticator::reply(core::ShardId shard, Outcome outcome, Done done) {
+void Authenticator::reply(model::ShardId shard, Outcome outcome, Done done) {
   if (outcome.verdict == Verdict::accepted || failure_delay_ms_ == 0) {
     executor_.post(shard, [outcome = std::move(outcome), done = std::move(done)]() mutable { done(std::move(outcome)); });
     return;

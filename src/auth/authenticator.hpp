@@ -73,7 +73,7 @@ class Authenticator {
   using Done = std::function<void(Outcome)>;
   // The outcome if it is known now; otherwise nullopt, and `done` runs later on `shard` (unless
   // the broker stops first). `done` is not called when an outcome is returned.
-  std::optional<Outcome> authenticate(Credentials credentials, core::ShardId shard, Done done);
+  std::optional<Outcome> authenticate(Credentials credentials, model::ShardId shard, Done done);
 
   // Whether any user is configured (else every client is let in).
   bool has_users() const { return !users_.empty(); }
@@ -87,7 +87,7 @@ class Authenticator {
   struct Check {
     std::string username;
     std::string password;
-    core::ShardId shard;
+    model::ShardId shard;
     Done done;
     std::string source;
     bool first_lane = true;
@@ -99,7 +99,7 @@ class Authenticator {
   void warn_refusing(const char* what);  // the lock held
   void run_verifier();
   Outcome verify(Check& check);
-  void reply(core::ShardId shard, Outcome outcome, Done done);
+  void reply(model::ShardId shard, Outcome outcome, Done done);
 
   core::Executor& executor_;
   const bool anonymous_;

@@ -19,20 +19,20 @@ using ::testing::HasSubstr;
 class FakeExecutor : public core::Executor {
  public:
   struct Posted {
-    core::ShardId shard;
+    model::ShardId shard;
     std::uint64_t delay_ms;
     std::function<void()> fn;
   };
   std::size_t shard_count() const override { return 4; }
-  void post(core::ShardId shard, std::function<void()> fn) override { post_after(shard, 0, std::move(fn)); }
-  void post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override {
+  void post(model::ShardId shard, std::function<void()> fn) override { post_after(shard, 0, std::move(fn)); }
+  void post_after(model::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override {
     {
       std::lock_guard lock(mutex_);
       posted_.push_back(Posted{shard, delay_ms, std::move(fn)});
     }
     cond_.notify_all();
   }
-  std::optional<core::ShardId> current() const override { return std::nullopt; }
+  std::optional<model::ShardId> current() const override { return std::nullopt; }
 
   // Runs posted functions (waiting for them) until `done()` holds; returns what ran.
   std::vector<Posted> run_until(const std::function<bool()>& done) {
@@ -94,7 +94,7 @@ TEST(AuthenticatorTest, NoUsersLetsEveryoneInAtOnce) {
   EXPECT_FALSE((*a)->has_users());
   EXPECT_TRUE((*a)->allows_anonymous());
   for (auto c : {creds(std::nullopt, std::nullopt), creds("guest", "guest"), creds("", ""), creds(std::nullopt, "x")}) {
-    auto o = (*a)->authenticate(std::move(c), core::ShardId(0), [](Outcome) { ADD_FAILURE() << "called"; });
+    auto o = (*a)->authenticate(std::move(c), model::ShardId(0), [](Outcome) { ADD_FAILURE() << "called"; });
     ASSERT_TRUE(o);
     EXPECT_EQ(o->verdict, Verdict::accepted);
     EXPECT_EQ(o->user, "");
@@ -106,12 +106,12 @@ TEST(AuthenticatorTest, RightPasswordIsCheckedOffTheShardAndPostedBack) {
   auto a = Authenticator::create(with_alice(), ex);
   ASSERT_TRUE(a) << a.error().to_string();
   Waiter w;
-  EXPECT_FALSE((*a)->authenticate(creds("alice", "wonderland"), core::ShardId(2), w.done()));
+  EXPECT_FALSE((*a)->authenticate(creds("alice", "wonderland"), model::ShardId(2), w.done()));
   auto ran = ex.run_until([&] { return w.outcome.has_value(); });
   EXPECT_EQ(w.outcome->verdict, Verdict::accepted);
   EXPECT_EQ(w.outcome->user, "alice");
   ASSERT_EQ(ran.size(), 1u);
-  EXPECT_EQ(ran[0].shard, core::ShardId(2));
+  EXPECT_EQ(ran[0].shard, model::ShardId(2));
   EXPECT_EQ(ran[0].delay_ms, 0u);
 }
 
@@ -122,12 +122,12 @@ TEST(AuthenticatorTest, WrongPasswordAndUnknownUserLookTheSameAndAreDelayed) {
   for (auto c : {creds("alice", "wonderlan"), creds("bob", "wonderland"), creds(std::nullopt, "wonderland"),
                  creds("alice", std::nullopt), creds("alice", "")}) {
     Waiter w;
-    EXPECT_FALSE((*a)->authenticate(std::move(c), core::ShardId(1), w.done()));
+    EXPECT_FALSE((*a)->authenticate(std::move(c), model::ShardId(1), w.done()));
     auto ran = ex.run_until([&] { return w.outcome.has_value(); });
     EXPECT_EQ(w.outcome->verdict, Verdict::rejected);
     EXPECT_EQ(w.outcome->user, "");
     ASSERT_EQ(ran.size(), 2u);  // back to the shard, then its delay there
-    EXPECT_EQ(ran[1].shard, core::ShardId(1));
+    EXPECT_EQ(ran[1].shard, model::ShardId(1));
     EXPECT_EQ(ran[1].delay_ms, 250u);
   }
 }
@@ -137,7 +137,7 @@ TEST(AuthenticatorTest, NoCredentialsWithUsersIsRefusedUnlessAnonymousIsAllowed)
   auto strict = Authenticator::create(with_alice(), ex);
   ASSERT_TRUE(strict);
   EXPECT_FALSE((*strict)->allows_anonymous());
-  auto o = (*strict)->authenticate(creds(std::nullopt, std::nullopt), core::ShardId(0), nullptr);
+  auto o = (*strict)->authenticate(creds(std::nullopt, std::nullopt), model::ShardId(0), nullptr);
   ASSERT_TRUE(o);
   EXPECT_EQ(o->verdict, Verdict::rejected);
 
@@ -145,13 +145,13 @@ TEST(AuthenticatorTest, NoCredentialsWithUsersIsRefusedUnlessAnonymousIsAllowed)
   options.anonymous = true;
   auto open = Authenticator::create(options, ex);
   ASSERT_TRUE(open);
-  o = (*open)->authenticate(creds("", ""), core::ShardId(0), nullptr);
+  o = (*open)->authenticate(creds("", ""), model::ShardId(0), nullptr);
   ASSERT_TRUE(o);
   EXPECT_EQ(o->verdict, Verdict::accepted);
   EXPECT_EQ(o->user, "");
   // Credentials that are given are still checked.
   Waiter w;
-  EXPECT_FALSE((*open)->authenticate(creds("alice", "nope"), core::ShardId(0), w.done()));
+  EXPECT_FALSE((*open)->authenticate(creds("alice", "nope"), model::ShardId(0), w.done()));
   ex.run_until([&] { return w.outcome.has_value(); });
   EXPECT_EQ(w.outcome->verdict, Verdict::rejected);
 }
@@ -170,7 +170,7 @@ TEST(AuthenticatorTest, TooManyWaitingIsBusy) {
   std::size_t busy = 0;
   for (std::size_t i = 0; i < waiters.size(); ++i) {
     auto& w = waiters[i];
-    auto o = (*a)->authenticate(Credentials{"alice", "wonderland", "10.0.0." + std::to_string(i)}, core::ShardId(0),
+    auto o = (*a)->authenticate(Credentials{"alice", "wonderland", "10.0.0." + std::to_string(i)}, model::ShardId(0),
                                 w.done());
     if (o && o->verdict == Verdict::busy) ++busy;
   }
@@ -187,7 +187,7 @@ TEST(AuthenticatorTest, StoppedRefusesAsBusy) {
   auto a = Authenticator::create(with_alice(), ex);
   ASSERT_TRUE(a);
   (*a)->stop();
-  auto o = (*a)->authenticate(creds("alice", "wonderland"), core::ShardId(0), nullptr);
+  auto o = (*a)->authenticate(creds("alice", "wonderland"), model::ShardId(0), nullptr);
   ASSERT_TRUE(o);
   EXPECT_EQ(o->verdict, Verdict::busy);
 }
@@ -228,7 +228,7 @@ Credentials from(std::string source, std::optional<std::string> user, std::optio
 
 Outcome check_now(Authenticator& a, FakeExecutor& ex, Credentials c) {
   Waiter w;
-  auto o = a.authenticate(std::move(c), core::ShardId(0), w.done());
+  auto o = a.authenticate(std::move(c), model::ShardId(0), w.done());
   if (o) return *o;
   ex.run_until([&] { return w.outcome.has_value(); });
   return *w.outcome;
@@ -246,7 +246,7 @@ TEST(AuthenticatorTest, ASourceOverItsFailureBudgetIsRefusedWithoutACheck) {
   EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "guess1")).verdict, Verdict::rejected);
   EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "guess2")).verdict, Verdict::rejected);
   // Refused at once, even with the right password, and nothing is posted.
-  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), core::ShardId(0),
+  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), model::ShardId(0),
                               [](Outcome) { ADD_FAILURE() << "called"; });
   ASSERT_TRUE(o);
   EXPECT_EQ(o->verdict, Verdict::throttled);
@@ -274,7 +274,7 @@ TEST(AuthenticatorTest, AFailingSourceQueuesBehindACleanOne) {
   std::vector<std::string> answered;
   auto ask = [&](std::size_t i, const std::string& source, const std::string& password) {
     waiters[i].first = source;
-    return (*a)->authenticate(from(source, "alice", password), core::ShardId(0), waiters[i].second.done());
+    return (*a)->authenticate(from(source, "alice", password), model::ShardId(0), waiters[i].second.done());
   };
   EXPECT_FALSE(ask(0, "10.0.0.3", "wonderland"));  // clean: the first lane
   for (std::size_t i = 1; i <= 3; ++i) EXPECT_FALSE(ask(i, "10.0.0.1", "guess"));
@@ -288,7 +288,7 @@ TEST(AuthenticatorTest, AFailingSourceQueuesBehindACleanOne) {
   // A new clean source overtakes the failing one's waiting logins.
   std::vector<std::pair<std::string, Waiter>> late(1);
   late[0].first = "10.0.0.2";
-  EXPECT_FALSE((*a)->authenticate(from("10.0.0.2", "alice", "wonderland"), core::ShardId(0), late[0].second.done()));
+  EXPECT_FALSE((*a)->authenticate(from("10.0.0.2", "alice", "wonderland"), model::ShardId(0), late[0].second.done()));
 
   std::vector<std::string> order;
   auto record = [&](std::vector<std::pair<std::string, Waiter>>& list, std::size_t n) {
@@ -324,7 +324,7 @@ TEST(AuthenticatorTest, TheBrokerWideFailureBudgetStillChecksCleanSources) {
   ASSERT_TRUE(a);
   EXPECT_EQ(check_now(**a, ex, from("10.0.0.1", "alice", "x")).verdict, Verdict::rejected);
   EXPECT_EQ(check_now(**a, ex, from("10.0.0.2", "alice", "x")).verdict, Verdict::rejected);
-  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), core::ShardId(0), nullptr);
+  auto o = (*a)->authenticate(from("10.0.0.1", "alice", "wonderland"), model::ShardId(0), nullptr);
   ASSERT_TRUE(o);
   EXPECT_EQ(o->verdict, Verdict::throttled);
   EXPECT_EQ(check_now(**a, ex, from("10.0.0.3", "alice", "wonderland")).verdict, Verdict::accepted);

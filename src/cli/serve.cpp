@@ -13,7 +13,6 @@
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
-#include "core/selector/selector.hpp"
 #include "net/asio.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/listener.hpp"
@@ -39,7 +38,7 @@ void on_every_shard(net::ShardPool& pool, const std::function<void()>& fn) {
   for (std::size_t i = 0; i < pool.shard_count(); ++i) {
     auto p = std::make_shared<std::promise<void>>();
     done.push_back(p->get_future());
-    pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [p, &fn] {
+    pool.post(model::ShardId(static_cast<std::uint32_t>(i)), [p, &fn] {
       fn();
       p->set_value();
     });
@@ -51,15 +50,6 @@ std::size_t open_connections(net::ShardPool& pool) {
   std::atomic<std::size_t> n{0};
   on_every_shard(pool, [&n] { n += net::Connection::on_this_shard().size(); });
   return n.load();
-}
-
-std::shared_ptr<const core::selector::Selector> compile_selector(const std::string& text) {
-  auto parsed = core::selector::parse(text);
-  return parsed ? *parsed : nullptr;
-}
-
-bool match_selector(const core::selector::Selector& selector, const core::Message& message) {
-  return core::selector::matches(selector, message);
 }
 
 // Every connection is a descriptor; the usual soft limit (1024) would cap a broker far below
@@ -108,21 +98,20 @@ int serve(const config::Flags& flags) {
   core::DestinationPressure pressure;
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
-    brokers.push_back(std::make_unique<core::Broker>(core::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
+    brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
                                                      &memory));
   }
   std::vector<core::Broker*> peers;
   for (auto& b : brokers) peers.push_back(b.get());
   for (auto& b : brokers) {
     b->set_peers(peers);
-    b->set_selectors(compile_selector, match_selector);
     b->set_pressure(&pressure);
   }
   // Producers paused at the memory limit, or at a full queue that blocks, read again once
   // consumers have drained enough (those still held back pause again at their next SEND).
   auto resume_everywhere = [&pool] {
     for (std::size_t i = 0; i < pool.shard_count(); ++i) {
-      pool.post(core::ShardId(static_cast<std::uint32_t>(i)), [] {
+      pool.post(model::ShardId(static_cast<std::uint32_t>(i)), [] {
         auto connections = net::Connection::on_this_shard();
         for (auto* c : connections) c->resume_reading();
       });
@@ -147,7 +136,7 @@ int serve(const config::Flags& flags) {
 
   auth::Authenticator& auth = **authenticator;
   net::Listener stomp_listener(
-      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, core::ShardId shard) {
+      pool, "stomp", [&brokers, &cfg, &auth, &connecting](net::tcp::socket socket, model::ShardId shard) {
         auto session = std::make_shared<stomp::Session>(std::move(socket), shard, *brokers[shard.value()], cfg->stomp,
                                                         auth, connecting.try_acquire());
         session->start();
@@ -161,7 +150,7 @@ int serve(const config::Flags& flags) {
     }
   }
 
-  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, core::ShardId shard) {
+  net::Listener mqtt_listener(pool, "mqtt", [&mqtt_service](net::tcp::socket socket, model::ShardId shard) {
     mqtt_service.accept(std::move(socket), shard);
   });
   if (cfg->mqtt_listener.enabled) {

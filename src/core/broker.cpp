@@ -5,15 +5,12 @@
 
 namespace carrier::core {
 
-ShardId owner_shard(std::string_view key, std::size_t shard_count) {
-  // FNV-1a: stable across runs and builds, unlike std::hash.
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return ShardId(static_cast<std::uint32_t>(h % (shard_count == 0 ? 1 : shard_count)));
-}
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
 
 Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock,
                MemoryGauge* memory)

@@ -12,7 +12,7 @@
 #include "core/executor.hpp"
 #include "core/home_subscriptions.hpp"
 #include "core/memory_gauge.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/named_subscriptions.hpp"
 #include "core/options.hpp"
 #include "core/owned_queues.hpp"
@@ -41,43 +41,39 @@ class Broker {
  public:
   using Clock = ShardContext::Clock;  // epoch milliseconds
 
-  Broker(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {},
+  Broker(model::ShardId self, Executor& executor, store::Store& store, Options options, Clock clock = {},
          MemoryGauge* memory = nullptr);
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
   // Every shard's Broker, index = shard id. Set once before any traffic.
   void set_peers(std::vector<Broker*> peers) { shard_.peers = std::move(peers); }
-  void set_selectors(SelectorCompiler compile, SelectorMatcher match) {
-    shard_.compile_selector = std::move(compile);
-    shard_.match_selector = std::move(match);
-  }
   // Starts the periodic sweeps. Call on this shard once it runs.
   void start();
 
-  ShardId shard() const { return shard_.self; }
+  model::ShardId shard() const { return shard_.self; }
   std::int64_t now_ms() const { return shard_.now_ms(); }
-  MessageId next_message_id() { return shard_.ids.next(); }
+  model::MessageId next_message_id() { return shard_.ids.next(); }
   const Options& options() const { return shard_.options; }
   MemoryGauge* memory() const { return shard_.memory; }
   // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
   void set_pressure(DestinationPressure* pressure) { shard_.pressure = pressure; }
   DestinationPressure* pressure() const { return shard_.pressure; }
-  const DestinationPolicy& policy_for(const Destination& d) const { return shard_.policy_for(d); }
+  const DestinationPolicy& policy_for(const model::Destination& d) const { return shard_.policy_for(d); }
 
   // --- for protocol sessions on this shard ---
 
   // Routes each message to its queue or to the topic's subscribers. Persistent messages for
   // queues and durable subscriptions are stored first; `done` runs once they are durable (or
   // failed, or refused by a full destination).
-  void send(std::vector<MessagePtr> messages, Completion done);
+  void send(std::vector<model::MessagePtr> messages, Completion done);
   // The same, with state records written in the messages' store batch: a crash keeps both or
   // neither (MQTT's "QoS 2 PUBLISH received" with the message itself).
-  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done);
+  void send(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done);
   // The same; `unmatched` (one flag per message, in order) says which topic messages no
   // subscription took, as they were matched here and now (MQTT 5's "no matching subscribers").
   // Queue messages and scheduled ones count as matched. Callers that do not ask pay nothing.
-  void send(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+  void send(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
             std::vector<bool>& unmatched);
   Result<ConsumerId> subscribe(SubscribeRequest request, Completion done);
   // Detaches the consumer. A named subscription stays (with its messages) until
@@ -106,14 +102,14 @@ class Broker {
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
   // Deletes a queue and its messages (temporary queues when their connection closes).
-  void delete_queue(Destination destination, Completion done);
+  void delete_queue(model::Destination destination, Completion done);
   // Creates a temporary queue for its connection. Sends to a temporary queue that does not exist
   // (never opened, or deleted with its connection) are refused.
-  void open_temp_queue(Destination destination);
+  void open_temp_queue(model::Destination destination);
 
   // Checks a destination a producer or consumer names: exists (or may be created), and no
   // wildcard where one is not allowed.
-  Status check_destination(const Destination& d, bool for_subscribe) const;
+  Status check_destination(const model::Destination& d, bool for_subscribe) const;
 
   // --- recovery, before serving ---
   // Routes one recovered record to the shard that owns it (every shard for subscription
@@ -139,7 +135,7 @@ class Broker {
   QueueWatchers& queue_watchers() { return watchers_; }
 
  private:
-  void send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
+  void send_messages(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
                      std::vector<bool>* unmatched);
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
               Completion done, bool requeue = true);

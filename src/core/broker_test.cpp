@@ -3,8 +3,19 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
+
+
 namespace {
 
 // The Broker front: sends, subscriptions, acks, transactions and destination checks across shards.

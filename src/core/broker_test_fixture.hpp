@@ -21,8 +21,8 @@ class FakeExecutor : public Executor {
  public:
   explicit FakeExecutor(std::size_t n) : n_(n) {}
   std::size_t shard_count() const override { return n_; }
-  void post(ShardId shard, std::function<void()> fn) override { tasks_.emplace_back(shard, std::move(fn)); }
-  void post_after(ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override {
+  void post(model::ShardId shard, std::function<void()> fn) override { tasks_.emplace_back(shard, std::move(fn)); }
+  void post_after(model::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override {
     timers_.emplace_back(delay_ms, shard, std::move(fn));
   }
   // Fires every pending timer (time is the test's to move).
@@ -32,14 +32,14 @@ class FakeExecutor : public Executor {
     for (auto& [delay, shard, fn] : timers) on(shard, fn);
     drain();
   }
-  std::optional<ShardId> current() const override { return current_; }
+  std::optional<model::ShardId> current() const override { return current_; }
   std::vector<std::uint64_t> timer_delays() const {
     std::vector<std::uint64_t> out;
     for (const auto& [delay, shard, fn] : timers_) out.push_back(delay);
     return out;
   }
 
-  void on(ShardId shard, const std::function<void()>& fn) {
+  void on(model::ShardId shard, const std::function<void()>& fn) {
     auto prev = current_;
     current_ = shard;
     fn();
@@ -52,13 +52,13 @@ class FakeExecutor : public Executor {
       on(shard, fn);
     }
   }
-  void set_current(std::optional<ShardId> s) { current_ = s; }
+  void set_current(std::optional<model::ShardId> s) { current_ = s; }
 
  private:
   std::size_t n_;
-  std::deque<std::pair<ShardId, std::function<void()>>> tasks_;
-  std::vector<std::tuple<std::uint64_t, ShardId, std::function<void()>>> timers_;
-  std::optional<ShardId> current_;
+  std::deque<std::pair<model::ShardId, std::function<void()>>> tasks_;
+  std::vector<std::tuple<std::uint64_t, model::ShardId, std::function<void()>>> timers_;
+  std::optional<model::ShardId> current_;
 };
 
 // Completes batches only when told, on "no shard" (like the store's writer thread).
@@ -108,7 +108,7 @@ class BrokerTest : public ::testing::Test {
   void build(Options options, MemoryGauge* memory = nullptr) {
     brokers_.clear();
     for (std::size_t i = 0; i < kShards; ++i) {
-      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
+      brokers_.push_back(std::make_unique<Broker>(model::ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
                                                   [this] { return now_; }, memory != nullptr ? memory : &memory_));
     }
     std::vector<Broker*> peers;
@@ -124,8 +124,8 @@ class BrokerTest : public ::testing::Test {
 
   std::int64_t now_ = 1'000'000;
 
-  MessagePtr make(std::string body, Destination d, bool persistent = false) {
-    auto m = std::make_shared<Message>();
+  model::MessagePtr make(std::string body, model::Destination d, bool persistent = false) {
+    auto m = std::make_shared<model::Message>();
     m->id = brokers_[0]->next_message_id();
     m->destination = std::move(d);
     m->persistent = persistent;
@@ -135,7 +135,7 @@ class BrokerTest : public ::testing::Test {
 
   // Runs `fn` as a session on `shard` would, then lets every posted function run.
   void on(std::uint32_t shard, const std::function<void(Broker&)>& fn) {
-    ex_.on(ShardId(shard), [&] { fn(*brokers_[shard]); });
+    ex_.on(model::ShardId(shard), [&] { fn(*brokers_[shard]); });
     ex_.drain();
   }
 
@@ -151,7 +151,7 @@ class BrokerTest : public ::testing::Test {
   std::vector<std::unique_ptr<Broker>> brokers_;
 };
 
-inline const Destination kQueue{DestinationKind::queue, "orders"};
-inline const Destination kTopic{DestinationKind::topic, "news"};
+inline const model::Destination kQueue{model::DestinationKind::queue, "orders"};
+inline const model::Destination kTopic{model::DestinationKind::topic, "news"};
 
 }  // namespace carrier::core::broker_testing

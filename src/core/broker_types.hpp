@@ -11,14 +11,11 @@
 
 #include "base/result.hpp"
 #include "core/consumer.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
+#include "selector/fwd.hpp"
 #include "store/record.hpp"
 
 namespace carrier::core {
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // Runs on the shard that asked, once the operation has taken effect (for persistent messages:
 // once the store has made them durable).
@@ -28,7 +25,7 @@ struct SubscribeRequest {
   // A queue, or a topic filter (wildcards allowed). A queue filter (`orders.*`, `orders.>`)
   // consumes from every matching queue, existing and future: one child consumer per queue
   // (see Consumer::attached), each with its own prefetch and the selector.
-  Destination destination;
+  model::Destination destination;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 0;   // 0: the default for the ack mode
   std::shared_ptr<Consumer> consumer;
@@ -70,8 +67,8 @@ struct NamedSubscription {
 // their protocol at recovery (the store needs no record kind of its own for them).
 struct StateRecord {
   std::string queue;  // the reserved queue's name, e.g. "$mqtt-sessions"
-  MessagePtr add;     // a record to add, or null
-  MessageId remove;   // a record to remove (acked), or nil
+  model::MessagePtr add;     // a record to add, or null
+  model::MessageId remove;   // a record to remove (acked), or nil
 };
 
 // Deliveries named for an ack or nack inside a transaction. The message is carried so that the
@@ -79,12 +76,12 @@ struct StateRecord {
 struct DeliveryRef {
   ConsumerId consumer;
   std::uint64_t tag = 0;
-  MessagePtr message;
+  model::MessagePtr message;
   bool requeue = true;  // nacks: false rejects (see Broker::reject)
 };
 
 struct Transaction {
-  std::vector<MessagePtr> sends;
+  std::vector<model::MessagePtr> sends;
   std::vector<DeliveryRef> acks;
   std::vector<DeliveryRef> nacks;
 };
@@ -100,15 +97,10 @@ struct BrokerStats {
   std::uint64_t backlog_dropped = 0;  // messages plain topic subscribers lost to their backlog bound
 };
 
-// Parses selector text for durable subscriptions recovered from the store (the selector library
-// sits above core; serve wires it in).
-using SelectorCompiler = std::function<std::shared_ptr<const selector::Selector>(const std::string&)>;
-using SelectorMatcher = std::function<bool(const selector::Selector&, const Message&)>;
-
 // Puts state records in a store batch, in the reserved queues they name.
 inline void add_state(store::Batch& batch, std::vector<StateRecord> state) {
   for (auto& s : state) {
-    const std::string key = Destination{DestinationKind::queue, s.queue}.key();
+    const std::string key = model::Destination{model::DestinationKind::queue, s.queue}.key();
     if (s.add) batch.push_back(store::Record::added(key, std::move(s.add)));
     if (!s.remove.is_nil()) batch.push_back(store::Record::acked(key, s.remove));
   }

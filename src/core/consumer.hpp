@@ -6,7 +6,8 @@
 
 #include "base/strong_id.hpp"
 #include "core/executor.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
+#include "selector/fwd.hpp"
 
 namespace carrier::core {
 
@@ -23,7 +24,7 @@ enum class AckMode : std::uint8_t {
 // One message handed to one consumer. `tag` is the consumer's own sequence number for it: acks
 // and nacks name deliveries by tag.
 struct Delivery {
-  MessagePtr message;
+  model::MessagePtr message;
   std::uint64_t tag = 0;
   std::uint32_t delivery_count = 1;  // 1 on first delivery
   bool redelivered = false;
@@ -45,14 +46,10 @@ class Consumer {
   virtual void detached(ConsumerId /*parent*/, ConsumerId /*child*/) {}
 };
 
-namespace selector {
-class Selector;
-}  // namespace selector
-
 // A consumer as a queue sees it: where it lives and what it can take.
 struct ConsumerRef {
   ConsumerId id;
-  ShardId home;
+  model::ShardId home;
   std::shared_ptr<Consumer> consumer;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 1000;

@@ -9,18 +9,15 @@
 
 #include "core/consumer.hpp"
 #include "core/executor.hpp"
+#include "selector/fwd.hpp"
 
 namespace carrier::core {
-
-namespace selector {
-class Selector;
-}  // namespace selector
 
 // A topic subscription as the matcher sees it. A private subscription is a consumer's own queue
 // on its home shard; a named (durable or shared) one is the queue `queue_key` on shard `home`.
 struct TopicSubscriber {
   ConsumerId id;
-  ShardId home;
+  model::ShardId home;
   std::string queue_key;  // named subscriptions only
   bool durable = false;
   std::shared_ptr<const selector::Selector> selector;

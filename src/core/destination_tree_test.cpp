@@ -5,6 +5,9 @@
 #include <algorithm>
 
 namespace carrier::core {
+
+using model::ShardId;
+
 namespace {
 
 std::vector<std::uint64_t> ids(const DestinationTree& t, std::string_view name) {

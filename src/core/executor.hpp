@@ -4,14 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <string_view>
 
-#include "base/strong_id.hpp"
+#include "model/shard_id.hpp"
 
 namespace carrier::core {
-
-struct ShardIdTag {};
-using ShardId = StrongId<std::uint32_t, ShardIdTag>;
 
 // How core crosses shards without knowing about threads or Asio: a posted function runs later
 // on the named shard's thread, in the order posted from any one thread. net::ShardPool implements
@@ -20,15 +16,12 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual std::size_t shard_count() const = 0;
-  virtual void post(ShardId shard, std::function<void()> fn) = 0;
+  virtual void post(model::ShardId shard, std::function<void()> fn) = 0;
   // Runs `fn` on `shard` once `delay_ms` has passed. The Broker keeps one such wake-up per shard
   // for its whole schedule, so this is not called per message.
-  virtual void post_after(ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) = 0;
+  virtual void post_after(model::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) = 0;
   // The shard whose thread is calling, or nullopt on any other thread (the store's writer).
-  virtual std::optional<ShardId> current() const = 0;
+  virtual std::optional<model::ShardId> current() const = 0;
 };
-
-// The shard that owns a destination (by its key): stable across restarts for the same count.
-ShardId owner_shard(std::string_view key, std::size_t shard_count);
 
 }  // namespace carrier::core

@@ -6,16 +6,16 @@
 
 #include "core/consumer.hpp"
 #include "core/executor.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 
 namespace carrier::core {
 
 // A consumer homed on this shard (its session lives here): where its messages come from, so
 // that its acks, nacks and unsubscribe reach the right queue.
 struct SubscriptionInfo {
-  Destination destination;
+  model::Destination destination;
   bool topic_private = false;  // a private topic subscription: its queue is here (TopicRouting)
-  ShardId owner;               // queue and named subscriptions: the queue's shard
+  model::ShardId owner;               // queue and named subscriptions: the queue's shard
   std::string queue_key;       // queue and named subscriptions: the queue's key
   std::string subscription_name;
   std::vector<ConsumerId> children;  // a queue watcher (wildcard queue subscription): its children

@@ -23,7 +23,7 @@ class TopicRouting;
 // durable one, and what its matching needs.
 struct NamedEntry {
   NamedSubscription def;
-  MessageId definition_id;  // the store record holding a durable definition
+  model::MessageId definition_id;  // the store record holding a durable definition
   std::shared_ptr<const selector::Selector> selector;
   std::uint64_t no_local_origin = 0;
 };
@@ -48,7 +48,7 @@ class NamedSubscriptions {
   // The reserved queue holding durable definitions.
   static bool is_definitions_key(std::string_view key);
   // A durable definition read back from the store; nullopt if it is not one.
-  static std::optional<NamedEntry> parse_definition(const Message& m);
+  static std::optional<NamedEntry> parse_definition(const model::Message& m);
 
   // Attaches the consumer `ref` (homed here) to the subscription the request names, making or
   // re-making it first if needed.
@@ -57,7 +57,7 @@ class NamedSubscriptions {
   void remove(std::string name, Completion done);
   // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes
   // the owner store (or stop storing) its messages, then every shard's replica `entry`.
-  void replace(NamedEntry entry, MessageId previous, bool was_durable, Completion done);
+  void replace(NamedEntry entry, model::MessageId previous, bool was_durable, Completion done);
 
   // ---- the replica (changed by broadcast, and by recovery before serving)
   void add(NamedEntry entry, std::uint32_t owner);
@@ -71,9 +71,9 @@ class NamedSubscriptions {
   std::size_t size() const { return named_.size(); }
 
  private:
-  MessagePtr definition_message(const NamedEntry& entry);
+  model::MessagePtr definition_message(const NamedEntry& entry);
   // On the owner, once no shard matches into it: its queue, messages and definition go.
-  void drop_on_owner(const std::string& key, bool durable, MessageId definition, Completion finish);
+  void drop_on_owner(const std::string& key, bool durable, model::MessageId definition, Completion finish);
 
   ShardContext& shard_;
   HomeSubscriptions& subscriptions_;

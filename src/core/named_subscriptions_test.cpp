@@ -5,8 +5,17 @@
 #include <algorithm>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 // Named subscriptions: durable ones keep messages while detached; consumers of one name compete.

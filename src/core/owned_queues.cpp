@@ -8,6 +8,13 @@
 
 namespace carrier::core {
 
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 constexpr std::string_view kQueuePrefix = "queue:";
@@ -21,7 +28,7 @@ OwnedQueue& OwnedQueues::open(const std::string& key) {
   auto it = queues_.find(key);
   if (it != queues_.end()) return it->second;
   OwnedQueue q;
-  q.queue = std::make_unique<Queue>(key, shard_.match_selector);
+  q.queue = std::make_unique<Queue>(key);
   q.queue->touch(shard_.now_ms());
   q.stored = starts_with(key, kQueuePrefix);
   q.incarnation = next_incarnation_++;

@@ -20,7 +20,7 @@ class Redelivery;
 // A message on its way to a queue: which queue, which message.
 struct Routed {
   std::string key;
-  MessagePtr message;
+  model::MessagePtr message;
 };
 
 // A queue this shard owns, with what the owner keeps beside it.
@@ -74,7 +74,7 @@ class OwnedQueues {
   // Deletes a queue and its messages.
   void remove(std::string key, Completion done);
   // A recovered message, before serving.
-  void restore(const std::string& key, MessagePtr m, std::uint32_t delivery_count);
+  void restore(const std::string& key, model::MessagePtr m, std::uint32_t delivery_count);
   // A named subscription's queue starts (or stops) keeping its persistent messages in the store.
   void set_durable(const std::string& key, bool durable, store::Batch& batch);
 
@@ -82,7 +82,7 @@ class OwnedQueues {
   // Also used for private topic queues, which are not owned here.
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Messages gone for good: their memory given back, their ack records (if stored) in `batch`.
-  void release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone, store::Batch& batch);
+  void release(const std::string& key, bool stored, const std::vector<model::MessagePtr>& gone, store::Batch& batch);
 
   // The periodic sweep's share: expired messages, idle and empty queues, pressure.
   void sweep(std::int64_t now, store::Batch& batch, std::vector<Routed>& moved);

@@ -3,8 +3,18 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
+
 namespace {
 
 // Queue ownership and dispatch: empty auto-created queues are freed, queues that hold something,

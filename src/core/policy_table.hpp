@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "core/options.hpp"
 
 namespace carrier::core {
@@ -16,12 +16,12 @@ class PolicyTable {
  public:
   explicit PolicyTable(std::vector<DestinationPolicy> policies);
 
-  const DestinationPolicy& policy_for(const Destination& d) const;
+  const DestinationPolicy& policy_for(const model::Destination& d) const;
 
  private:
   std::vector<DestinationPolicy> policies_;
   DestinationPolicy default_policy_;
-  std::vector<std::pair<Destination, std::size_t>> patterns_;  // kind + filter -> policies_ index
+  std::vector<std::pair<model::Destination, std::size_t>> patterns_;  // kind + filter -> policies_ index
   std::vector<bool> any_kind_;
 };
 

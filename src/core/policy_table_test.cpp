@@ -1,8 +1,17 @@
 #include "core/policy_table.hpp"
+#include "model/queue_key.hpp"
 
 #include <gtest/gtest.h>
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 DestinationPolicy policy(std::string match, std::uint32_t max_deliveries) {

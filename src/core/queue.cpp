@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "selector/selector.hpp"
+
 namespace carrier::core {
+
+using model::Message;
+using model::MessagePtr;
 
 namespace {
 std::size_t priority_index(const Message& m) { return std::min<std::size_t>(m.priority, 9); }
@@ -132,7 +137,8 @@ Queue::Outcome Queue::nack(ConsumerId id, std::span<const std::uint64_t> tags) {
 }
 
 bool Queue::accepts(const ConsumerState& c, const Message& m) const {
-  return !c.ref.selector || !matcher_ || matcher_(*c.ref.selector, m);
+  if (!c.ref.selector) return true;
+  return matcher_ ? matcher_(*c.ref.selector, m) : selector::matches(*c.ref.selector, m);
 }
 
 bool Queue::any_credit() const {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/consumer.hpp"
-#include "core/message.hpp"
 #include "core/unacked_log.hpp"
+#include "model/message.hpp"
 
 namespace carrier::core {
 
@@ -26,10 +26,12 @@ namespace carrier::core {
 // Runs on: the owning shard.
 class Queue {
  public:
-  using Matcher = std::function<bool(const selector::Selector&, const Message&)>;
+  // How a consumer's selector is evaluated: by default the selector library's matches(); a test
+  // may pass its own to count evaluations.
+  using Matcher = std::function<bool(const selector::Selector&, const model::Message&)>;
 
   struct Entry {
-    MessagePtr message;
+    model::MessagePtr message;
     std::uint64_t seq = 0;  // arrival order within the queue
     std::uint32_t delivery_count = 0;
     bool redelivered = false;
@@ -41,7 +43,7 @@ class Queue {
   };
 
   struct Outcome {
-    std::vector<MessagePtr> removed;  // acked: gone for good (persist an ack record)
+    std::vector<model::MessagePtr> removed;  // acked: gone for good (persist an ack record)
     std::vector<Entry> returned;      // nacked: the owner requeues or schedules them
     std::size_t unknown_tags = 0;     // tags the consumer does not hold
   };
@@ -50,9 +52,9 @@ class Queue {
 
   const std::string& key() const { return key_; }
 
-  void enqueue(MessagePtr message);
+  void enqueue(model::MessagePtr message);
   // A message from recovery: it keeps the delivery count it had before the restart.
-  void restore(MessagePtr message, std::uint32_t delivery_count);
+  void restore(model::MessagePtr message, std::uint32_t delivery_count);
   // Puts a returned entry back at its place (by arrival order within its priority).
   void requeue(Entry entry);
 
@@ -112,9 +114,9 @@ class Queue {
   void push_ready(Entry entry);
   void push_back_ready(Entry entry);
   ConsumerState* find(ConsumerId id);
-  bool accepts(const ConsumerState& c, const Message& m) const;
+  bool accepts(const ConsumerState& c, const model::Message& m) const;
   // Picks the consumer for `m` round-robin among those with credit that accept it; n if none.
-  std::size_t choose(const Message& m) const;
+  std::size_t choose(const model::Message& m) const;
   // The same for an entry of lane `lane`, skipping consumers known to have refused it.
   std::size_t choose_selective(const Entry& e, std::size_t lane) const;
   void dispatch_lane(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,

@@ -10,6 +10,13 @@
 #include <string>
 
 namespace carrier::core {
+
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 MessagePtr make(int n, std::uint8_t priority = 4, std::int64_t expires = 0) {

@@ -44,7 +44,7 @@ class QueueWatchers {
   void drop_queue(const std::string& key, OwnedQueue& oq);
 
   // On the parent's home: a child was attached or dropped by `owner`.
-  void attached(ConsumerId parent, ConsumerId child, std::string key, ShardId owner,
+  void attached(ConsumerId parent, ConsumerId child, std::string key, model::ShardId owner,
                 std::shared_ptr<Consumer> consumer);
   void detached(ConsumerId parent, ConsumerId child, std::shared_ptr<Consumer> consumer);
 

@@ -3,8 +3,19 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "selector/selector.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
+
 namespace {
 
 using namespace broker_testing;
@@ -108,14 +119,15 @@ TEST_F(BrokerTest, WildcardQueueSubscribersCompeteAndUnsubscribeRequeues) {
 TEST_F(BrokerTest, WildcardQueueSelectorAppliesToEveryQueue) {
   auto c = std::make_shared<WatchCollector>();
   SubscribeRequest req{queue_named("sel.*"), AckMode::auto_ack, 0, c};
-  // Any non-null selector: the test's matcher takes messages whose body is "yes".
-  auto token = std::make_shared<int>(0);
-  req.selector = std::shared_ptr<const selector::Selector>(token, reinterpret_cast<const selector::Selector*>(token.get()));
-  for (auto& b : brokers_) {
-    b->set_selectors(nullptr, [](const selector::Selector&, const Message& m) { return *m.body == "yes"; });
-  }
+  req.selector = *selector::parse("JMSType = 'yes'");
+  // The selector reads the JMS type; the body says which message it is.
+  const auto typed = [&](std::string type, std::string_view queue) {
+    auto m = std::make_shared<Message>(*make(type, queue_named(std::string(queue))));
+    m->type = std::move(type);
+    return MessagePtr(std::move(m));
+  };
   on(0, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
-  on(1, [&](Broker& b) { b.send({make("yes", queue_named("sel.a")), make("no", queue_named("sel.b"))}, nullptr); });
+  on(1, [&](Broker& b) { b.send({typed("yes", "sel.a"), typed("no", "sel.b")}, nullptr); });
   EXPECT_EQ(c->bodies(), (std::vector<std::string>{"yes"}));
 }
 

@@ -3,8 +3,18 @@
 #include <string_view>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
+#include "selector/selector.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
 
 namespace {
 
@@ -21,8 +31,10 @@ void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessag
     const auto owner = owner_shard(NamedSubscriptions::queue_key(entry->def.name), n).value();
     for (auto* b : brokers) {
       NamedEntry copy = *entry;
-      const auto& compile = b->context().compile_selector;
-      if (!copy.def.selector.empty() && compile) copy.selector = compile(copy.def.selector);
+      if (!copy.def.selector.empty()) {
+        auto parsed = selector::parse(copy.def.selector);
+        if (parsed) copy.selector = *parsed;
+      }
       b->named().remove_replica(copy.def.name);  // a later definition of the same name replaces it
       b->named().add(std::move(copy), owner);
     }

@@ -7,6 +7,13 @@
 
 namespace carrier::core {
 
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 constexpr std::string_view kRetainedPrefix = "retained:";

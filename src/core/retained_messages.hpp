@@ -20,22 +20,22 @@ class RetainedMessages {
   RetainedMessages& operator=(const RetainedMessages&) = delete;
 
   // From any shard: `message` replaces its topic's retained message on the owner.
-  void retain(MessagePtr message);
+  void retain(model::MessagePtr message);
   // From any shard: every shard sends `target` its retained messages matching `filter`.
   void send(std::string filter, TopicSubscriber target);
   // A recovered retained message (`key` is its "retained:" store key), before serving.
-  void restore(std::string_view key, const MessagePtr& m);
+  void restore(std::string_view key, const model::MessagePtr& m);
 
   std::size_t size() const { return retained_.size(); }
 
  private:
   // On the owner: the replacement itself.
-  void replace(const std::string& key, const MessagePtr& message);
+  void replace(const std::string& key, const model::MessagePtr& message);
   // On each shard: this shard's matching messages, posted to the target.
   void send_matching(const std::string& filter, const TopicSubscriber& target);
 
   ShardContext& shard_;
-  std::unordered_map<std::string, MessagePtr> retained_;  // owned here: topic name -> message
+  std::unordered_map<std::string, model::MessagePtr> retained_;  // owned here: topic name -> message
 };
 
 }  // namespace carrier::core

@@ -8,6 +8,14 @@
 
 namespace carrier::core {
 
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::owner_shard;
+using model::ShardId;
+
 void Router::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues, ToPrivate& to_private,
                   std::vector<MessagePtr>& retained, store::Batch& batch, std::vector<bool>* unmatched) {
   std::vector<TopicSubscriber> matched;

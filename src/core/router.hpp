@@ -20,7 +20,7 @@ class TopicRouting;
 // Runs on: its shard.
 class Router {
  public:
-  using ToPrivate = std::vector<std::pair<TopicSubscriber, MessagePtr>>;
+  using ToPrivate = std::vector<std::pair<TopicSubscriber, model::MessagePtr>>;
 
   Router(ShardContext& shard, OwnedQueues& queues, TopicRouting& topics)
       : shard_(shard), queues_(queues), topics_(topics) {}
@@ -30,13 +30,13 @@ class Router {
   // Applies default time-to-live; takes out topic messages due later into `later` (persistent
   // ones also into `batch`, under their scheduled-topic key) and returns the rest. `ready_at`,
   // when given, gets where each returned message sat in `messages`.
-  std::vector<MessagePtr> admit(std::vector<MessagePtr> messages, std::vector<MessagePtr>& later, store::Batch& batch,
+  std::vector<model::MessagePtr> admit(std::vector<model::MessagePtr> messages, std::vector<model::MessagePtr>& later, store::Batch& batch,
                                 std::vector<std::size_t>* ready_at = nullptr);
   // Matches each message: queue deliveries into `to_queues`, private topic subscriptions' into
   // `to_private`, retained topic messages into `retained`, store records into `batch`.
   // `unmatched`, when given, gets one flag per message: a topic message no subscription took.
-  void plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues, ToPrivate& to_private,
-            std::vector<MessagePtr>& retained, store::Batch& batch, std::vector<bool>* unmatched = nullptr);
+  void plan(const std::vector<model::MessagePtr>& messages, std::vector<Routed>& to_queues, ToPrivate& to_private,
+            std::vector<model::MessagePtr>& retained, store::Batch& batch, std::vector<bool>* unmatched = nullptr);
   // Whether a destination among these may refuse (full with overflow = reject, a temporary
   // queue gone): then the producer waits for the owners' verdict.
   bool needs_verdict(const std::vector<Routed>& to_queues) const;

@@ -3,8 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 // The router: what a send matched, planned on the shard it arrives at.

@@ -13,8 +13,9 @@
 #include "core/destination_pressure.hpp"
 #include "core/executor.hpp"
 #include "core/memory_gauge.hpp"
-#include "core/message.hpp"
-#include "core/message_id.hpp"
+#include "model/message.hpp"
+#include "model/message_id.hpp"
+#include "model/queue_key.hpp"
 #include "core/options.hpp"
 #include "core/policy_table.hpp"
 #include "core/schedule.hpp"
@@ -32,12 +33,12 @@ class Broker;
 struct ShardContext {
   using Clock = std::function<std::int64_t()>;  // epoch milliseconds
 
-  ShardContext(ShardId self, Executor& executor, store::Store& store, Options options, Clock clock,
+  ShardContext(model::ShardId self, Executor& executor, store::Store& store, Options options, Clock clock,
                MemoryGauge* memory);
   ShardContext(const ShardContext&) = delete;
   ShardContext& operator=(const ShardContext&) = delete;
 
-  const ShardId self;
+  const model::ShardId self;
   Executor& executor;
   store::Store& store;
   const Options options;
@@ -47,24 +48,22 @@ struct ShardContext {
   std::vector<Broker*> peers;               // every shard's Broker, index = shard id; set before traffic
   const PolicyTable policies;
   const std::unordered_set<std::string> configured_queues;
-  SelectorCompiler compile_selector;  // durable subscriptions' selectors at recovery
-  SelectorMatcher match_selector;
-  MessageIdGenerator ids;
+  model::MessageIdGenerator ids;
   std::mt19937_64 random;
 
   std::int64_t now_ms() const { return clock(); }
-  const DestinationPolicy& policy_for(const Destination& d) const { return policies.policy_for(d); }
+  const DestinationPolicy& policy_for(const model::Destination& d) const { return policies.policy_for(d); }
   std::size_t shard_count() const { return peers.size(); }
-  ShardId owner_of(std::string_view key) const { return owner_shard(key, peers.size()); }
+  model::ShardId owner_of(std::string_view key) const { return model::owner_shard(key, peers.size()); }
   // Consumer ids carry their home shard in the top bits: unique across shards.
   ConsumerId next_consumer_id() { return ConsumerId((static_cast<std::uint64_t>(self.value()) << 48) | next_consumer_++); }
 
   // Runs `fn` on `shard`'s Broker, later, in order with this shard's other posts there.
-  void post_to(ShardId shard, std::function<void(Broker&)> fn);
+  void post_to(model::ShardId shard, std::function<void(Broker&)> fn);
   // Runs `fn` on every shard (this one at once), then `done` here once all have.
   void broadcast(std::function<void(Broker&)> fn, Completion done);
   // Runs `done` on `shard`: at once when that is the calling shard.
-  void complete_on(ShardId shard, Completion done, Status status);
+  void complete_on(model::ShardId shard, Completion done, Status status);
 
   // The memory gauge counts a message once while any queue (or schedule, or the retained store)
   // holds it: a topic message fanned out to many subscriptions shares one body, and counting it
@@ -78,12 +77,12 @@ struct ShardContext {
       memory->sub(-bytes);
     }
   }
-  void account_hold(const Message& m) {
+  void account_hold(const model::Message& m) {
     if (memory != nullptr && m.holders.count.fetch_add(1, std::memory_order_relaxed) == 0) {
       memory->add(static_cast<std::int64_t>(m.footprint()));
     }
   }
-  void account_release(const Message& m) {
+  void account_release(const model::Message& m) {
     if (memory != nullptr && m.holders.count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       memory->sub(static_cast<std::int64_t>(m.footprint()));
     }

@@ -7,8 +7,17 @@
 #include <algorithm>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 // The shard context: one bounded wake-up for the schedule, memory counted once per message.

@@ -3,8 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
+
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 // Shared subscriptions kept by holders: stored while a holder remains.

@@ -8,6 +8,13 @@
 
 namespace carrier::core {
 
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 namespace {
 
 // Reserved queues holding persistent topic messages scheduled for later, one per topic.

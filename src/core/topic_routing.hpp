@@ -13,6 +13,7 @@
 #include "core/home_subscriptions.hpp"
 #include "core/queue.hpp"
 #include "core/shard_context.hpp"
+#include "selector/selector.hpp"
 
 namespace carrier::core {
 
@@ -47,9 +48,9 @@ class TopicRouting {
   }
   void match(std::string_view topic, std::vector<TopicSubscriber>& out) const { index_.match(topic, out); }
   // Whether a matched subscriber takes `m` (no-local, selector).
-  bool selected(const TopicSubscriber& s, const Message& m) const {
+  bool selected(const TopicSubscriber& s, const model::Message& m) const {
     if (s.no_local_origin != 0 && s.no_local_origin == m.origin) return false;
-    if (s.selector && shard_.match_selector && !shard_.match_selector(*s.selector, m)) return false;
+    if (s.selector && !selector::matches(*s.selector, m)) return false;
     return true;
   }
 
@@ -61,14 +62,14 @@ class TopicRouting {
   // The private queue named `key`, or null (a delayed redelivery whose subscription is gone).
   Queue* private_queue(const std::string& key);
   // Messages matched elsewhere for subscriptions homed here.
-  void enqueue(std::vector<std::pair<ConsumerId, MessagePtr>> deliveries);
+  void enqueue(std::vector<std::pair<ConsumerId, model::MessagePtr>> deliveries);
   void sweep(std::int64_t now, store::Batch& batch);
 
   // ---- scheduled topic messages
   // The reserved queue holding a persistent topic message scheduled for later, one per topic.
-  static std::string scheduled_topic_key(const Message& m);
+  static std::string scheduled_topic_key(const model::Message& m);
   static bool is_scheduled_topic_key(std::string_view key);
-  void schedule(MessagePtr m);
+  void schedule(model::MessagePtr m);
 
   std::size_t size() const { return private_.size(); }
   std::uint64_t backlog_dropped() const { return backlog_dropped_; }
@@ -80,15 +81,15 @@ class TopicRouting {
   };
 
   // Matches a scheduled topic message now that it is due, and routes it.
-  void publish_due(const MessagePtr& m);
+  void publish_due(const model::MessagePtr& m);
 
   // ---- the backlog of plain subscriptions (bounded: a plain subscriber cannot refuse a publish)
   // Makes room for `m` in a plain subscription's queue as the topic's policy says; false if it
   // does not fit.
-  bool fits_private(Queue& q, const DestinationPolicy& policy, const Message& m);
+  bool fits_private(Queue& q, const DestinationPolicy& policy, const model::Message& m);
   // The default bound of a plain subscription whose topic has no limits of its own: drop-oldest
   // at `subscriber_backlog_bytes` of waiting messages.
-  void trim_backlog(Queue& q, const Message& m);
+  void trim_backlog(Queue& q, const model::Message& m);
 
   ShardContext& shard_;
   HomeSubscriptions& subscriptions_;

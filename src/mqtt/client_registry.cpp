@@ -56,7 +56,7 @@ std::vector<std::string> shared_subscription_names(std::string_view shared_filte
   return out;
 }
 
-ClientRegistry::ClientRegistry(core::ShardId self, core::Executor& executor, core::Broker& broker)
+ClientRegistry::ClientRegistry(model::ShardId self, core::Executor& executor, core::Broker& broker)
     : self_(self), executor_(executor), broker_(broker) {}
 
 void ClientRegistry::claim(const std::string& client_id, Claimant who, Reply reply) {
@@ -140,7 +140,7 @@ void ClientRegistry::save_subscriptions(const std::string& client_id, Entry& e,
     const auto& change = subs[i];
     if (last[change.filter] != i) continue;
     auto it = e.subscription_records.find(change.filter);
-    core::MessageId previous;
+    model::MessageId previous;
     if (it != e.subscription_records.end()) previous = it->second;
     if (!change.options) {
       if (it == e.subscription_records.end()) continue;
@@ -148,7 +148,7 @@ void ClientRegistry::save_subscriptions(const std::string& client_id, Entry& e,
       e.subscription_records.erase(it);
       continue;
     }
-    const core::MessageId id = broker_.next_message_id();
+    const model::MessageId id = broker_.next_message_id();
     // The new record and the ack of the one it replaces in one batch: a crash keeps one.
     changes.push_back({std::string(kSubscriptionsQueue),
                        encode_subscription(SubscriptionRecord{client_id, change.filter, *change.options}, id,
@@ -190,7 +190,7 @@ void ClientRegistry::save(const std::string& client_id, Entry& e, std::int64_t a
   r.protocol_level = e.protocol_level;
   r.expiry_seconds = e.expiry_seconds;
   r.away_since_ms = away_since_ms;
-  const core::MessageId id = broker_.next_message_id();
+  const model::MessageId id = broker_.next_message_id();
   // The new record and the ack of the old one go in one batch: a crash keeps one of them.
   changes.push_back({std::string(kSessionsQueue), encode_session(r, id, broker_.now_ms()), e.record});
   e.record = id;
@@ -354,14 +354,14 @@ void ClientRegistry::will_due(const std::string& client_id, std::uint64_t genera
 
 // ---------------------------------------------------------------- start-up
 
-void ClientRegistry::restore_session(SessionRecord record, core::MessageId id) {
+void ClientRegistry::restore_session(SessionRecord record, model::MessageId id) {
   Entry& e = entries_[record.client_id];
   if (!e.record.is_nil()) superseded_.push_back({std::string(kSessionsQueue), nullptr, e.record});
   e.record = id;
   e.recovered = std::move(record);
 }
 
-void ClientRegistry::restore_subscription(SubscriptionRecord record, core::MessageId id) {
+void ClientRegistry::restore_subscription(SubscriptionRecord record, model::MessageId id) {
   Entry& e = entries_[record.client_id];
   // Store order: a later record for the same filter replaced the earlier one.
   auto [it, added] = e.subscription_records.try_emplace(record.filter, id);
@@ -380,12 +380,12 @@ void ClientRegistry::restore_will(WillRecord record) {
   e.will_due_ms = record.due_ms;
 }
 
-void ClientRegistry::restore_qos2(const Qos2Record& record, core::MessageId id) {
+void ClientRegistry::restore_qos2(const Qos2Record& record, model::MessageId id) {
   Entry& e = entries_[record.client_id];
   (record.inbound ? e.recovered_in : e.recovered_out).push_back({record.packet_id, id});
 }
 
-void ClientRegistry::restore_bad(std::string queue, core::MessageId id) {
+void ClientRegistry::restore_bad(std::string queue, model::MessageId id) {
   // Left in the store: a later format may be readable by a later version.
   log()->warn("{} record {} does not decode (another format?): ignored, kept", queue, id.to_string());
 }
@@ -453,7 +453,7 @@ void ClientRegistry::start() {
   }
 }
 
-void ClientRegistry::publish(core::MessagePtr will) {
+void ClientRegistry::publish(model::MessagePtr will) {
   if (!will) return;
   broker_.send({std::move(will)}, nullptr);
 }

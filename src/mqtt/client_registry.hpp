@@ -37,7 +37,7 @@ class ClientRegistry {
   using Reply = std::function<void(bool existed, std::optional<SessionState> state)>;
 
   struct Claimant {
-    core::ShardId shard;
+    model::ShardId shard;
     std::weak_ptr<Session> session;
     std::uint64_t connection = 0;
     bool clean_start = true;
@@ -45,7 +45,7 @@ class ClientRegistry {
     std::uint8_t protocol_level = 4;
   };
 
-  ClientRegistry(core::ShardId self, core::Executor& executor, core::Broker& broker);
+  ClientRegistry(model::ShardId self, core::Executor& executor, core::Broker& broker);
 
   void claim(const std::string& client_id, Claimant who, Reply reply);
   void depart(const std::string& client_id, Departure departure);
@@ -56,11 +56,11 @@ class ClientRegistry {
               std::function<void()> done);
 
   // --- start-up: records recovered from the store, before the shard runs; then start() on it.
-  void restore_session(SessionRecord record, core::MessageId id);
-  void restore_subscription(SubscriptionRecord record, core::MessageId id);
+  void restore_session(SessionRecord record, model::MessageId id);
+  void restore_subscription(SubscriptionRecord record, model::MessageId id);
   void restore_will(WillRecord record);
-  void restore_qos2(const Qos2Record& record, core::MessageId id);
-  void restore_bad(std::string queue, core::MessageId id);
+  void restore_qos2(const Qos2Record& record, model::MessageId id);
+  void restore_bad(std::string queue, model::MessageId id);
   void start();
 
   std::size_t size() const { return entries_.size(); }
@@ -72,17 +72,17 @@ class ClientRegistry {
   };
   struct Entry {
     std::uint64_t connection = 0;  // the connection holding the id; 0: nobody
-    core::ShardId shard;
+    model::ShardId shard;
     std::weak_ptr<Session> session;
     bool taking_over = false;
     std::deque<Waiting> waiting;
     std::optional<SessionState> stored;  // an away persistent session
-    core::MessagePtr will;               // its delayed will
+    model::MessagePtr will;               // its delayed will
     std::uint64_t generation = 0;        // bumped to disarm pending timers
     // What the store holds for it (nil ids: nothing).
-    core::MessageId record;              // its `$mqtt-sessions` record
-    core::MessageId will_record;         // its will's `$mqtt-wills` record
-    std::unordered_map<std::string, core::MessageId> subscription_records;  // by filter
+    model::MessageId record;              // its `$mqtt-sessions` record
+    model::MessageId will_record;         // its will's `$mqtt-wills` record
+    std::unordered_map<std::string, model::MessageId> subscription_records;  // by filter
     std::uint32_t expiry_seconds = 0;    // of the current or last connection
     std::uint8_t protocol_level = 4;
     // Recovered at start-up, until start() has dealt with them.
@@ -98,7 +98,7 @@ class ClientRegistry {
   void go_away(const std::string& client_id, Entry& e, Departure d);
   void expire(const std::string& client_id, std::uint64_t generation);
   void will_due(const std::string& client_id, std::uint64_t generation);
-  void publish(core::MessagePtr will);
+  void publish(model::MessagePtr will);
   void forget_if_idle(const std::string& client_id);
   // Appends to `changes` the replacement of the session record (its subscriptions are records
   // of their own).
@@ -121,7 +121,7 @@ class ClientRegistry {
   void release_shared(const std::string& client_id, const SessionState* state);
   void arm_timers(const std::string& client_id, Entry& e, std::optional<std::int64_t> deadline_ms);
 
-  core::ShardId self_;
+  model::ShardId self_;
   core::Executor& executor_;
   core::Broker& broker_;
   std::unordered_map<std::string, Entry> entries_;

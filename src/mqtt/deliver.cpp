@@ -84,7 +84,7 @@ void Session::settle(core::ConsumerId consumer, std::uint64_t tag) { broker_.ack
 
 bool Session::send_delivery(Outgoing& out) {
   const Subscription& sub = subscriptions_.at(by_consumer_.at(out.consumer));
-  const core::Message& m = *out.delivery.message;
+  const model::Message& m = *out.delivery.message;
   // `$` topics are not for filters starting with a wildcard; no-local skips our own messages.
   if ((sub.wildcard_first && m.destination.name.starts_with('$')) || (sub.options.no_local && m.origin == id())) {
     settle(out.consumer, out.delivery.tag);

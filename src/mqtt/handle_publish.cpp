@@ -104,7 +104,7 @@ void Session::handle_publish(codec::Publish& p) {
 
 void Session::flush_publishes() {
   if (publishes_.empty()) return;
-  std::vector<core::MessagePtr> messages;
+  std::vector<model::MessagePtr> messages;
   constexpr std::size_t kNoMessage = static_cast<std::size_t>(-1);
   struct Ack {
     std::uint8_t qos;
@@ -190,7 +190,7 @@ void Session::handle_pubrel(const codec::Pubrel& p) {
     if (record != inbound_records_.end()) {
       // PUBCOMP frees the packet id for the client's next message: only once the store no longer
       // holds the exchange, or after a restart that next message would be taken for a resend.
-      const core::MessageId id = record->second;
+      const model::MessageId id = record->second;
       inbound_records_.erase(record);
       auto weak = std::weak_ptr<Session>(self());
       const std::uint16_t packet_id = p.packet_id;

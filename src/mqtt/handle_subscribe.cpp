@@ -60,7 +60,7 @@ Status Session::attach(Subscription& sub, bool want_retained, std::function<void
   };
   for (const auto& part : parts) {
     core::SubscribeRequest req;
-    req.destination = core::Destination{core::DestinationKind::topic, part.core_filter};
+    req.destination = model::Destination{model::DestinationKind::topic, part.core_filter};
     req.ack_mode = mode;
     req.prefetch = prefetch;
     req.consumer = consumer_;

@@ -9,12 +9,12 @@ namespace {
 
 bool is_mqtt_string(std::string_view s) { return s.size() <= codec::kMaxStringBytes && codec::is_valid_utf8(s); }
 
-std::shared_ptr<core::Message> from_fields(std::string_view topic, std::uint8_t qos, bool retain,
-                                           const codec::Properties& props, std::string payload, core::MessageId id,
+std::shared_ptr<model::Message> from_fields(std::string_view topic, std::uint8_t qos, bool retain,
+                                           const codec::Properties& props, std::string payload, model::MessageId id,
                                            std::int64_t now_ms, std::uint64_t origin) {
-  auto m = std::make_shared<core::Message>();
+  auto m = std::make_shared<model::Message>();
   m->id = id;
-  m->destination = core::Destination{core::DestinationKind::topic, to_core_name(topic)};
+  m->destination = model::Destination{model::DestinationKind::topic, to_core_name(topic)};
   m->timestamp_ms = now_ms;
   m->persistent = qos >= 1;
   m->retain = retain;
@@ -34,16 +34,16 @@ std::shared_ptr<core::Message> from_fields(std::string_view topic, std::uint8_t 
 
 }  // namespace
 
-core::MessagePtr to_core_message(codec::Publish&& p, std::string_view topic, core::MessageId id,
+model::MessagePtr to_core_message(codec::Publish&& p, std::string_view topic, model::MessageId id,
                                  std::int64_t now_ms, std::uint64_t origin) {
   return from_fields(topic, p.qos, p.retain, p.properties, std::move(p.payload), id, now_ms, origin);
 }
 
-core::MessagePtr will_message(const codec::Will& w, core::MessageId id, std::int64_t now_ms, std::uint64_t origin) {
+model::MessagePtr will_message(const codec::Will& w, model::MessageId id, std::int64_t now_ms, std::uint64_t origin) {
   return from_fields(w.topic, w.qos, w.retain, w.properties, w.payload, id, now_ms, origin);
 }
 
-std::uint8_t message_qos(const core::Message& m) {
+std::uint8_t message_qos(const model::Message& m) {
   if (!m.persistent) return 0;
   for (const auto& [k, v] : m.properties) {
     if (k == kQosProperty) return v == "2" ? 2 : 1;
@@ -51,7 +51,7 @@ std::uint8_t message_qos(const core::Message& m) {
   return 1;
 }
 
-std::optional<codec::Publish> to_publish(const core::Message& m, const OutboundOptions& o) {
+std::optional<codec::Publish> to_publish(const model::Message& m, const OutboundOptions& o) {
   auto topic = to_mqtt_name(m.destination.name);
   if (!topic) return std::nullopt;
   auto p = to_publish_header(m, std::move(*topic), o);
@@ -59,7 +59,7 @@ std::optional<codec::Publish> to_publish(const core::Message& m, const OutboundO
   return p;
 }
 
-std::optional<codec::Publish> to_publish_header(const core::Message& m, std::string topic, const OutboundOptions& o) {
+std::optional<codec::Publish> to_publish_header(const model::Message& m, std::string topic, const OutboundOptions& o) {
   codec::Publish p;
   p.topic = std::move(topic);
   p.qos = o.qos;

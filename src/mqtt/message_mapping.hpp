@@ -4,12 +4,12 @@
 #include <optional>
 #include <string_view>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "mqtt/codec/packet.hpp"
 
 namespace carrier::mqtt {
 
-// What an MQTT message has and core::Message has no field for, kept as properties (which STOMP
+// What an MQTT message has and model::Message has no field for, kept as properties (which STOMP
 // shows as headers). Neither becomes an MQTT 5 user property on the way out.
 inline constexpr std::string_view kQosProperty = "mqtt-qos";  // "2" on QoS 2 messages only
 inline constexpr std::string_view kPayloadFormatProperty = "mqtt-payload-format";  // "1": UTF-8
@@ -18,16 +18,16 @@ inline constexpr std::string_view kPayloadFormatProperty = "mqtt-payload-format"
 // QoS >= 1 -> persistent; message expiry -> expires_ms; response topic -> reply_to (as a STOMP
 // topic destination); correlation data -> correlation_id; content type -> content_type; user
 // properties -> properties; retain -> retain; origin -> the publishing connection (no-local).
-core::MessagePtr to_core_message(codec::Publish&& publish, std::string_view topic, core::MessageId id,
+model::MessagePtr to_core_message(codec::Publish&& publish, std::string_view topic, model::MessageId id,
                                  std::int64_t now_ms, std::uint64_t origin);
 
 // A will as the message to publish.
-core::MessagePtr will_message(const codec::Will& will, core::MessageId id, std::int64_t now_ms,
+model::MessagePtr will_message(const codec::Will& will, model::MessageId id, std::int64_t now_ms,
                               std::uint64_t origin);
 
 // The QoS a message was published with: MQTT's own, else 1 for a persistent message from
 // another protocol, else 0.
-std::uint8_t message_qos(const core::Message& m);
+std::uint8_t message_qos(const model::Message& m);
 
 struct OutboundOptions {
   std::uint8_t qos = 0;  // the delivered QoS (min of the message's and the subscription's)
@@ -41,9 +41,9 @@ struct OutboundOptions {
 // nullopt when there is none to send: the message has expired, or its topic is not a valid MQTT
 // topic name. MQTT 5 properties come from the message; values an MQTT client could not accept
 // (invalid UTF-8, over 64 KiB) are left out.
-std::optional<codec::Publish> to_publish(const core::Message& m, const OutboundOptions& options);
+std::optional<codec::Publish> to_publish(const model::Message& m, const OutboundOptions& options);
 // As to_publish, for a topic already mapped by the caller and without the payload: a session
 // encodes the shared body itself (codec::encode_publish) rather than copying it per delivery.
-std::optional<codec::Publish> to_publish_header(const core::Message& m, std::string topic, const OutboundOptions& options);
+std::optional<codec::Publish> to_publish_header(const model::Message& m, std::string topic, const OutboundOptions& options);
 
 }  // namespace carrier::mqtt

@@ -23,8 +23,8 @@ codec::Publish full_publish() {
 }
 
 TEST(MessageMapping, PublishToCoreMessage) {
-  auto m = to_core_message(full_publish(), "a/b", core::MessageId{}, kNow, 42);
-  EXPECT_EQ(m->destination.kind, core::DestinationKind::topic);
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 42);
+  EXPECT_EQ(m->destination.kind, model::DestinationKind::topic);
   EXPECT_EQ(m->destination.name, "a.b");
   EXPECT_TRUE(m->persistent);
   EXPECT_TRUE(m->retain);
@@ -38,7 +38,7 @@ TEST(MessageMapping, PublishToCoreMessage) {
 }
 
 TEST(MessageMapping, RoundTripThroughTheCore) {
-  auto m = to_core_message(full_publish(), "a/b", core::MessageId{}, kNow, 42);
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 42);
   auto p = to_publish(*m, OutboundOptions{2, false, codec::Version::v5, kNow + 10'500, 7});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->topic, "a/b");
@@ -56,7 +56,7 @@ TEST(MessageMapping, RoundTripThroughTheCore) {
 }
 
 TEST(MessageMapping, Mqtt3GetsNoProperties) {
-  auto m = to_core_message(full_publish(), "a/b", core::MessageId{}, kNow, 1);
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 1);
   auto p = to_publish(*m, OutboundOptions{1, true, codec::Version::v3_1_1, kNow, 7});
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->properties.empty());
@@ -64,14 +64,14 @@ TEST(MessageMapping, Mqtt3GetsNoProperties) {
 }
 
 TEST(MessageMapping, ExpiredMessagesAreNotSent) {
-  auto m = to_core_message(full_publish(), "a/b", core::MessageId{}, kNow, 1);
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 1);
   EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v5, kNow + 60'000}));
   EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v3_1_1, kNow + 60'001}));
 }
 
 TEST(MessageMapping, StompMessages) {
-  core::Message m;
-  m.destination = core::Destination{core::DestinationKind::topic, "orders.eu"};
+  model::Message m;
+  m.destination = model::Destination{model::DestinationKind::topic, "orders.eu"};
   m.persistent = true;
   m.reply_to = "/queue/replies";
   m.correlation_id = "c-1";
@@ -99,7 +99,7 @@ TEST(MessageMapping, Will) {
   w.payload = "offline";
   w.qos = 1;
   w.retain = true;
-  auto m = will_message(w, core::MessageId{}, kNow, 9);
+  auto m = will_message(w, model::MessageId{}, kNow, 9);
   EXPECT_EQ(m->destination.name, "status.c1");
   EXPECT_TRUE(m->persistent);
   EXPECT_TRUE(m->retain);

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/logging.hpp"
+#include "model/queue_key.hpp"
 #include "mqtt/client_registry.hpp"
 #include "mqtt/session_record.hpp"
 #include "mqtt/session.hpp"
@@ -27,13 +28,13 @@ Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, O
       connecting_(connecting) {
   for (std::size_t i = 0; i < brokers_.size(); ++i) {
     registries_.push_back(
-        std::make_unique<ClientRegistry>(core::ShardId(static_cast<std::uint32_t>(i)), executor_, *brokers_[i]));
+        std::make_unique<ClientRegistry>(model::ShardId(static_cast<std::uint32_t>(i)), executor_, *brokers_[i]));
   }
 }
 
 Service::~Service() = default;
 
-void Service::accept(net::tcp::socket socket, core::ShardId shard) {
+void Service::accept(net::tcp::socket socket, model::ShardId shard) {
   auto handshake = connecting_.try_acquire();
   if (!handshake.held()) {
     // Too many connections are logging in at once. Before CONNECT the client's MQTT version is
@@ -54,13 +55,13 @@ void Service::accept(net::tcp::socket socket, core::ShardId shard) {
   session->start_watchdog();
 }
 
-core::ShardId Service::owner(const std::string& client_id) const {
-  return core::owner_shard("client:" + client_id, registries_.size());
+model::ShardId Service::owner(const std::string& client_id) const {
+  return model::QueueKey::client(client_id).owner_shard(registries_.size());
 }
 
 void Service::claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
                     ClaimDone done) {
-  const core::ShardId home = session->shard();
+  const model::ShardId home = session->shard();
   ClientRegistry::Claimant who{home, session, session->id(), clean_start, session->session_expiry(),
                               session->protocol_level()};
   auto* registry = registries_[owner(client_id).value()].get();
@@ -83,7 +84,7 @@ void Service::depart(const std::string& client_id, Departure departure) {
 }
 
 void Service::update(const std::string& client_id, std::uint64_t connection,
-                     std::vector<SubscriptionChange> subscriptions, core::ShardId home,
+                     std::vector<SubscriptionChange> subscriptions, model::ShardId home,
                      std::function<void()> done) {
   auto* registry = registries_[owner(client_id).value()].get();
   executor_.post(owner(client_id), [this, registry, client_id, connection, subs = std::move(subscriptions), home,
@@ -94,10 +95,10 @@ void Service::update(const std::string& client_id, std::uint64_t connection,
   });
 }
 
-bool Service::recover(std::string_view queue_key, const core::Message& m) {
-  constexpr std::string_view kPrefix = "queue:";
-  if (!queue_key.starts_with(kPrefix)) return false;
-  const std::string_view name = queue_key.substr(kPrefix.size());
+bool Service::recover(std::string_view queue_key, const model::Message& m) {
+  const auto key = model::QueueKey::parse(queue_key);
+  if (!key || key->kind() != model::QueueKind::queue) return false;
+  const std::string_view name = key->name();
   if (name == kSessionsQueue) {
     if (auto rec = decode_session(m)) {
       recovered_sessions_.insert(rec->client_id);
@@ -135,7 +136,7 @@ bool Service::recover(std::string_view queue_key, const core::Message& m) {
   return false;
 }
 
-void Service::start(core::ShardId shard) {
+void Service::start(model::ShardId shard) {
   registries_[shard.value()]->start();
   if (shard.value() != 0) return;
   // A `$share` group held by a client without a session (its end was not recorded in full)

@@ -22,7 +22,7 @@ class Session;
 
 // The MQTT side of a running broker: makes a Session per accepted connection and owns the
 // client registry, split by client id across shards (each client id belongs to the shard
-// core::owner_shard("client:" + id)), through which a CONNECT takes its client id over from
+// model::QueueKey::client(id).owner_shard()), through which a CONNECT takes its client id over from
 // another connection and finds the session state that connection left.
 // Runs on: constructed by the main thread before the shards run, destroyed after they stop;
 // accept() on the connection's shard; claim() and depart() on any shard (they post to the
@@ -36,7 +36,7 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  void accept(net::tcp::socket socket, core::ShardId shard);
+  void accept(net::tcp::socket socket, model::ShardId shard);
   const Options& options() const { return options_; }
   // The broker-wide hook that checks CONNECT's user name and password (shared with STOMP).
   auth::Authenticator& authenticator() { return authenticator_; }
@@ -58,17 +58,17 @@ class Service {
   bool idle() const { return departing_.load() == 0; }
   // Some of a persistent session's subscriptions changed; `done` on `home` once recorded.
   void update(const std::string& client_id, std::uint64_t connection, std::vector<SubscriptionChange> subscriptions,
-              core::ShardId home,
+              model::ShardId home,
               std::function<void()> done);
 
   // Start-up: takes the MQTT records among the recovered messages (true), before the shards
-  // run. `queue_key` is the store key ("queue:$mqtt-sessions").
-  bool recover(std::string_view queue_key, const core::Message& message);
+  // run. `queue_key` is the store key (QueueKey::queue("$mqtt-sessions").str()).
+  bool recover(std::string_view queue_key, const model::Message& message);
   // On each shard once it runs: re-arms the recovered sessions' expiry and wills.
-  void start(core::ShardId shard);
+  void start(model::ShardId shard);
 
  private:
-  core::ShardId owner(const std::string& client_id) const;
+  model::ShardId owner(const std::string& client_id) const;
 
   core::Executor& executor_;
   std::vector<core::Broker*> brokers_;

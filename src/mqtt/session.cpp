@@ -31,7 +31,7 @@ void SessionConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> b
   if (auto s = session_.lock()) s->deliver(id, std::move(batch));
 }
 
-Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
+Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, Service& service,
                  const Options& options, net::HandshakeSlot handshake)
     : net::Connection(std::move(socket), shard, "mqtt"),
       broker_(broker),
@@ -289,7 +289,7 @@ Departure Session::make_departure(bool with_will) {
   for (const auto& [filter, sub] : subscriptions_) d.state.subscriptions.emplace(filter, sub.options);
   auto record_of = [](const auto& records, std::uint16_t packet_id) {
     auto it = records.find(packet_id);
-    return it == records.end() ? core::MessageId{} : it->second;
+    return it == records.end() ? model::MessageId{} : it->second;
   };
   // Those still waiting for the store count too: the message is on its way, a resend must not
   // route it again (its record, if any, is in the message's own store batch).
@@ -419,13 +419,13 @@ void Session::save_subscriptions(std::vector<SubscriptionChange> changes, std::f
 }
 
 core::StateRecord Session::qos2_record(bool inbound, std::uint16_t packet_id) {
-  const core::MessageId record = broker_.next_message_id();
+  const model::MessageId record = broker_.next_message_id();
   (inbound ? inbound_records_ : outbound_records_)[packet_id] = record;
   return core::StateRecord{std::string(kQos2Queue),
                            encode_qos2(Qos2Record{client_id_, inbound, packet_id}, record, broker_.now_ms()), {}};
 }
 
-void Session::drop_qos2_record(std::unordered_map<std::uint16_t, core::MessageId>& records, std::uint16_t packet_id) {
+void Session::drop_qos2_record(std::unordered_map<std::uint16_t, model::MessageId>& records, std::uint16_t packet_id) {
   auto it = records.find(packet_id);
   if (it == records.end()) return;
   broker_.write_state({core::StateRecord{std::string(kQos2Queue), nullptr, it->second}}, nullptr);

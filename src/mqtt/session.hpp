@@ -50,7 +50,7 @@ class SessionConsumer : public core::Consumer {
 class Session : public net::Connection {
  public:
   // `handshake`: this connection's place among those not yet logged in, released at CONNACK.
-  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, Service& service,
+  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, Service& service,
           const Options& options, net::HandshakeSlot handshake);
   ~Session() override;
 
@@ -95,7 +95,7 @@ class Session : public net::Connection {
     bool released = false;  // QoS 2: PUBREC came, PUBREL sent, waiting for PUBCOMP
   };
   struct InboundPublish {
-    core::MessagePtr message;  // null when refused
+    model::MessagePtr message;  // null when refused
     std::uint8_t qos = 0;
     std::uint16_t packet_id = 0;
     codec::ReasonCode refused = codec::ReasonCode::success;
@@ -125,7 +125,7 @@ class Session : public net::Connection {
   void save_subscriptions(std::vector<SubscriptionChange> changes, std::function<void()> done = nullptr);
   // A persistent session keeps its half-done QoS 2 exchanges in the store (`$mqtt-qos2`).
   core::StateRecord qos2_record(bool inbound, std::uint16_t packet_id);
-  void drop_qos2_record(std::unordered_map<std::uint16_t, core::MessageId>& records, std::uint16_t packet_id);
+  void drop_qos2_record(std::unordered_map<std::uint16_t, model::MessageId>& records, std::uint16_t packet_id);
 
   // --- handle_connect.cpp
   void handle_connect(codec::Connect& connect);
@@ -214,8 +214,8 @@ class Session : public net::Connection {
   std::unordered_map<std::uint16_t, bool> inbound_qos2_;  // packet id -> PUBREC sent
   std::size_t inbound_unacked_ = 0;  // QoS 1 before PUBACK, QoS 2 before PUBREL
   // The `$mqtt-qos2` records of a persistent session's exchanges, by packet id.
-  std::unordered_map<std::uint16_t, core::MessageId> inbound_records_;
-  std::unordered_map<std::uint16_t, core::MessageId> outbound_records_;
+  std::unordered_map<std::uint16_t, model::MessageId> inbound_records_;
+  std::unordered_map<std::uint16_t, model::MessageId> outbound_records_;
 
   // subscriptions and outbound
   std::shared_ptr<SessionConsumer> consumer_;

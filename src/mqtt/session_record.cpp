@@ -62,11 +62,11 @@ std::optional<ParsedSubscription> parse_subscription(std::string_view rest) {
                                                 static_cast<std::uint8_t>(*handling)}};
 }
 
-core::MessagePtr record_message(std::string_view queue, core::MessageId id, std::int64_t now_ms,
-                                core::Properties props) {
-  auto m = std::make_shared<core::Message>();
+model::MessagePtr record_message(std::string_view queue, model::MessageId id, std::int64_t now_ms,
+                                model::Properties props) {
+  auto m = std::make_shared<model::Message>();
   m->id = id;
-  m->destination = core::Destination{core::DestinationKind::queue, std::string(queue)};
+  m->destination = model::Destination{model::DestinationKind::queue, std::string(queue)};
   m->persistent = true;
   m->timestamp_ms = now_ms;
   m->properties = std::move(props);
@@ -81,8 +81,8 @@ std::optional<std::int64_t> SessionRecord::deadline_ms(std::int64_t now_ms) cons
   return from + std::int64_t(expiry_seconds) * 1000;
 }
 
-core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std::int64_t now_ms) {
-  core::Properties p;
+model::MessagePtr encode_session(const SessionRecord& r, model::MessageId id, std::int64_t now_ms) {
+  model::Properties p;
   const bool legacy = r.format == 1;
   p.emplace_back("format", legacy ? kSessionFormatLegacy : kSessionFormat);
   p.emplace_back("client-id", r.client_id);
@@ -96,7 +96,7 @@ core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std:
   return record_message(kSessionsQueue, id, now_ms, std::move(p));
 }
 
-std::optional<SessionRecord> decode_session(const core::Message& m) {
+std::optional<SessionRecord> decode_session(const model::Message& m) {
   SessionRecord r;
   bool format = false, client = false, expiry = false;
   for (const auto& [k, v] : m.properties) {
@@ -137,15 +137,15 @@ std::optional<SessionRecord> decode_session(const core::Message& m) {
   return r;
 }
 
-core::MessagePtr encode_subscription(const SubscriptionRecord& r, core::MessageId id, std::int64_t now_ms) {
-  core::Properties p;
+model::MessagePtr encode_subscription(const SubscriptionRecord& r, model::MessageId id, std::int64_t now_ms) {
+  model::Properties p;
   p.emplace_back("format", kFormat);
   p.emplace_back("client-id", r.client_id);
   p.emplace_back("sub", subscription_text(r.filter, r.options));
   return record_message(kSubscriptionsQueue, id, now_ms, std::move(p));
 }
 
-std::optional<SubscriptionRecord> decode_subscription(const core::Message& m) {
+std::optional<SubscriptionRecord> decode_subscription(const model::Message& m) {
   SubscriptionRecord r;
   bool format = false, client = false, sub = false;
   for (const auto& [k, v] : m.properties) {
@@ -167,15 +167,15 @@ std::optional<SubscriptionRecord> decode_subscription(const core::Message& m) {
   return r;
 }
 
-core::MessagePtr encode_will(const WillRecord& r) {
-  auto m = std::make_shared<core::Message>(*r.will);
+model::MessagePtr encode_will(const WillRecord& r) {
+  auto m = std::make_shared<model::Message>(*r.will);
   m->properties.emplace_back(kWillClient, r.client_id);
   m->properties.emplace_back(kWillDue, std::to_string(r.due_ms));
   m->properties.emplace_back(kWillRetain, r.will->retain ? "1" : "0");
   return m;
 }
 
-std::optional<WillRecord> decode_will(const core::Message& m) {
+std::optional<WillRecord> decode_will(const model::Message& m) {
   const auto& p = m.properties;
   const std::size_t n = p.size();
   if (n < 3 || p[n - 3].first != kWillClient || p[n - 2].first != kWillDue || p[n - 1].first != kWillRetain) {
@@ -186,15 +186,15 @@ std::optional<WillRecord> decode_will(const core::Message& m) {
   WillRecord r;
   r.client_id = p[n - 3].second;
   r.due_ms = *due;
-  auto will = std::make_shared<core::Message>(m);
+  auto will = std::make_shared<model::Message>(m);
   will->retain = p[n - 1].second == "1";
   will->properties.resize(n - 3);
   r.will = std::move(will);
   return r;
 }
 
-core::MessagePtr encode_qos2(const Qos2Record& r, core::MessageId id, std::int64_t now_ms) {
-  core::Properties p;
+model::MessagePtr encode_qos2(const Qos2Record& r, model::MessageId id, std::int64_t now_ms) {
+  model::Properties p;
   p.emplace_back("format", kFormat);
   p.emplace_back("client-id", r.client_id);
   p.emplace_back("direction", r.inbound ? "in" : "out");
@@ -202,7 +202,7 @@ core::MessagePtr encode_qos2(const Qos2Record& r, core::MessageId id, std::int64
   return record_message(kQos2Queue, id, now_ms, std::move(p));
 }
 
-std::optional<Qos2Record> decode_qos2(const core::Message& m) {
+std::optional<Qos2Record> decode_qos2(const model::Message& m) {
   Qos2Record r;
   bool format = false, client = false, direction = false, packet = false;
   for (const auto& [k, v] : m.properties) {

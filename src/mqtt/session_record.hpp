@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 #include "mqtt/session_state.hpp"
 
 namespace carrier::mqtt {
@@ -61,7 +61,7 @@ struct SubscriptionRecord {
 struct WillRecord {
   std::string client_id;
   std::int64_t due_ms = 0;  // publish at (epoch ms)
-  core::MessagePtr will;    // the message to publish (its id is the record's)
+  model::MessagePtr will;    // the message to publish (its id is the record's)
 };
 
 struct Qos2Record {
@@ -71,16 +71,16 @@ struct Qos2Record {
   bool operator==(const Qos2Record&) const = default;
 };
 
-core::MessagePtr encode_session(const SessionRecord& r, core::MessageId id, std::int64_t now_ms);
-std::optional<SessionRecord> decode_session(const core::Message& m);
+model::MessagePtr encode_session(const SessionRecord& r, model::MessageId id, std::int64_t now_ms);
+std::optional<SessionRecord> decode_session(const model::Message& m);
 
-core::MessagePtr encode_subscription(const SubscriptionRecord& r, core::MessageId id, std::int64_t now_ms);
-std::optional<SubscriptionRecord> decode_subscription(const core::Message& m);
+model::MessagePtr encode_subscription(const SubscriptionRecord& r, model::MessageId id, std::int64_t now_ms);
+std::optional<SubscriptionRecord> decode_subscription(const model::Message& m);
 
-core::MessagePtr encode_will(const WillRecord& r);
-std::optional<WillRecord> decode_will(const core::Message& m);
+model::MessagePtr encode_will(const WillRecord& r);
+std::optional<WillRecord> decode_will(const model::Message& m);
 
-core::MessagePtr encode_qos2(const Qos2Record& r, core::MessageId id, std::int64_t now_ms);
-std::optional<Qos2Record> decode_qos2(const core::Message& m);
+model::MessagePtr encode_qos2(const Qos2Record& r, model::MessageId id, std::int64_t now_ms);
+std::optional<Qos2Record> decode_qos2(const model::Message& m);
 
 }  // namespace carrier::mqtt

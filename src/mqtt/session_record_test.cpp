@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::int64_t kNow = 1'700'000'000'000;
 
-core::MessageId id(std::uint64_t n) { return core::MessageId{1, n}; }
+model::MessageId id(std::uint64_t n) { return model::MessageId{1, n}; }
 
 // A format 1 record, as earlier releases wrote them (subscriptions inside).
 SessionRecord sample() {
@@ -47,7 +47,7 @@ TEST(SessionRecord, Deadline) {
 TEST(SessionRecord, BadRecordsAreRefused) {
   const auto good = encode_session(sample(), id(1), kNow);
   auto with = [&](std::string_view key, std::string value) {
-    core::Message m = *good;
+    model::Message m = *good;
     for (auto& [k, v] : m.properties) {
       if (k == key) v = value;
     }
@@ -64,13 +64,13 @@ TEST(SessionRecord, BadRecordsAreRefused) {
   EXPECT_FALSE(with("sub", "1 0 0 0 0 "));
   EXPECT_FALSE(with("sub", "1 0 0 0"));
   EXPECT_FALSE(with("sub", ""));
-  core::Message missing = *good;
+  model::Message missing = *good;
   missing.properties.erase(missing.properties.begin() + 1);  // client-id
   EXPECT_FALSE(decode_session(missing));
-  core::Message empty;
+  model::Message empty;
   EXPECT_FALSE(decode_session(empty));
   // Unknown properties are ignored (a later version may add some).
-  core::Message extra = *good;
+  model::Message extra = *good;
   extra.properties.emplace_back("later", "x");
   EXPECT_TRUE(decode_session(extra));
 }
@@ -101,7 +101,7 @@ TEST(SubscriptionRecord, RoundTripAndBadOnes) {
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, r);
   auto with = [&](std::string_view key, std::string value) {
-    core::Message c = *m;
+    model::Message c = *m;
     for (auto& [k, v] : c.properties) {
       if (k == key) v = value;
     }
@@ -110,10 +110,10 @@ TEST(SubscriptionRecord, RoundTripAndBadOnes) {
   EXPECT_FALSE(with("format", "2"));
   EXPECT_FALSE(with("sub", "3 0 0 0 0 a"));
   EXPECT_FALSE(with("sub", "1 0 0 0 0 "));
-  core::Message twice = *m;
+  model::Message twice = *m;
   twice.properties.emplace_back("sub", "1 0 0 0 0 b");
   EXPECT_FALSE(decode_subscription(twice));
-  core::Message missing = *m;
+  model::Message missing = *m;
   missing.properties.erase(missing.properties.begin() + 1);  // client-id
   EXPECT_FALSE(decode_subscription(missing));
   // Not a session record, and a session record is not one of these.
@@ -141,7 +141,7 @@ TEST(WillRecord, RoundTripKeepsTheWillAsItWas) {
   EXPECT_EQ(*back->will->body, "offline");
   // Not a will record: trailing properties missing or out of order.
   EXPECT_FALSE(decode_will(*will));
-  core::Message bad = *m;
+  model::Message bad = *m;
   std::swap(bad.properties[bad.properties.size() - 1], bad.properties[bad.properties.size() - 2]);
   EXPECT_FALSE(decode_will(bad));
 }

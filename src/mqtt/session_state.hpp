@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 
 namespace carrier::mqtt {
 
@@ -39,7 +39,7 @@ struct SessionState {
   // Each with its `$mqtt-qos2` record in the store (nil when the session is not persistent).
   struct Qos2InFlight {
     std::uint16_t packet_id = 0;
-    core::MessageId record;
+    model::MessageId record;
   };
   std::vector<Qos2InFlight> inbound_qos2;
   std::vector<Qos2InFlight> outbound_pubrel;
@@ -54,7 +54,7 @@ struct Departure {
   SessionState state;
   // A will still to publish: after `will_delay_seconds`, or when the session ends if sooner,
   // unless the client reconnects first. Null when there is none (or it has been published).
-  core::MessagePtr will;
+  model::MessagePtr will;
   std::uint32_t will_delay_seconds = 0;
 };
 

@@ -77,7 +77,7 @@ std::unordered_set<Connection*>& Connection::on_this_shard() {
   return connections;
 }
 
-Connection::Connection(tcp::socket socket, core::ShardId shard, std::string protocol)
+Connection::Connection(tcp::socket socket, model::ShardId shard, std::string protocol)
     : socket_(std::move(socket)),
       shard_(shard),
       id_(g_next_connection_id.fetch_add(1, std::memory_order_relaxed)),

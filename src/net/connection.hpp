@@ -8,7 +8,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "core/executor.hpp"
+#include "model/shard_id.hpp"
 #include "net/asio.hpp"
 
 namespace carrier::net {
@@ -23,7 +23,7 @@ class ShardPool;
 // Runs on: its shard, only.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, core::ShardId shard, std::string protocol);
+  Connection(tcp::socket socket, model::ShardId shard, std::string protocol);
   virtual ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -46,7 +46,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool is_paused() const { return paused_; }
   bool is_closing() const { return closing_ || closed_; }
 
-  core::ShardId shard() const { return shard_; }
+  model::ShardId shard() const { return shard_; }
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
   // The peer's address without its port ("127.0.0.1", "::1").
@@ -83,7 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
 
   tcp::socket socket_;
-  core::ShardId shard_;
+  model::ShardId shard_;
   std::uint64_t id_;
   std::string protocol_;
   std::string peer_;

@@ -10,8 +10,8 @@ Listener::Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accep
     : pool_(pool),
       protocol_(std::move(protocol)),
       on_accept_(std::move(on_accept)),
-      acceptor_(pool.context(core::ShardId(0))),
-      backoff_timer_(pool.context(core::ShardId(0))) {}
+      acceptor_(pool.context(model::ShardId(0))),
+      backoff_timer_(pool.context(model::ShardId(0))) {}
 
 Status Listener::open(const ListenerOptions& options) {
   boost::system::error_code ec;
@@ -57,7 +57,7 @@ void Listener::stop() {
 asio::awaitable<void> Listener::accept_loop(Listener* self) {
   auto log = logging::get("net");
   for (;;) {
-    const core::ShardId shard(static_cast<std::uint32_t>(self->next_shard_++ % self->pool_.shard_count()));
+    const model::ShardId shard(static_cast<std::uint32_t>(self->next_shard_++ % self->pool_.shard_count()));
     boost::system::error_code ec;
     tcp::socket socket = co_await self->acceptor_.async_accept(self->pool_.context(shard),
                                                                asio::redirect_error(asio::use_awaitable, ec));

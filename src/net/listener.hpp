@@ -17,7 +17,7 @@ namespace carrier::net {
 // Runs on: opened by the main thread; accepts on shard 0.
 class Listener {
  public:
-  using AcceptHandler = std::function<void(tcp::socket socket, core::ShardId shard)>;
+  using AcceptHandler = std::function<void(tcp::socket socket, model::ShardId shard)>;
 
   Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept);
 

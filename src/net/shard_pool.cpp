@@ -7,23 +7,23 @@
 namespace carrier::net {
 
 namespace {
-thread_local std::optional<core::ShardId> t_current_shard;
+thread_local std::optional<model::ShardId> t_current_shard;
 }  // namespace
 
 ShardPool::ShardPool(std::size_t shards) {
   if (shards == 0) shards = 1;
   for (std::size_t i = 0; i < shards; ++i) {
-    shards_.push_back(std::make_unique<Shard>(core::ShardId(static_cast<std::uint32_t>(i))));
+    shards_.push_back(std::make_unique<Shard>(model::ShardId(static_cast<std::uint32_t>(i))));
   }
 }
 
 ShardPool::~ShardPool() { force_stop(); }
 
-void ShardPool::post(core::ShardId shard, std::function<void()> fn) {
+void ShardPool::post(model::ShardId shard, std::function<void()> fn) {
   asio::post(shards_[shard.value()]->context, std::move(fn));
 }
 
-void ShardPool::post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) {
+void ShardPool::post_after(model::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) {
   // The timer counts nanoseconds in 64 bits (292 years): a longer delay would overflow it.
   // 2^42 ms (139 years) is past any interval a client can ask for (MQTT's are 32-bit seconds).
   constexpr std::uint64_t kMaxDelayMs = std::uint64_t{1} << 42;
@@ -35,7 +35,7 @@ void ShardPool::post_after(core::ShardId shard, std::uint64_t delay_ms, std::fun
   });
 }
 
-std::optional<core::ShardId> ShardPool::current() const { return t_current_shard; }
+std::optional<model::ShardId> ShardPool::current() const { return t_current_shard; }
 
 void ShardPool::start() {
   for (auto& shard : shards_) {

@@ -22,11 +22,11 @@ class ShardPool : public core::Executor {
   ~ShardPool() override;
 
   std::size_t shard_count() const override { return shards_.size(); }
-  void post(core::ShardId shard, std::function<void()> fn) override;
-  void post_after(core::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override;
-  std::optional<core::ShardId> current() const override;
+  void post(model::ShardId shard, std::function<void()> fn) override;
+  void post_after(model::ShardId shard, std::uint64_t delay_ms, std::function<void()> fn) override;
+  std::optional<model::ShardId> current() const override;
 
-  asio::io_context& context(core::ShardId shard) { return shards_[shard.value()]->context; }
+  asio::io_context& context(model::ShardId shard) { return shards_[shard.value()]->context; }
 
   void start();
   // Lets each shard's loop end once it has no more work, then joins the threads.
@@ -36,8 +36,8 @@ class ShardPool : public core::Executor {
 
  private:
   struct Shard {
-    explicit Shard(core::ShardId id) : id(id), context(1), work(asio::make_work_guard(context)) {}
-    core::ShardId id;
+    explicit Shard(model::ShardId id) : id(id), context(1), work(asio::make_work_guard(context)) {}
+    model::ShardId id;
     asio::io_context context;
     asio::executor_work_guard<asio::io_context::executor_type> work;
     std::thread thread;

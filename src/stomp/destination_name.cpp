@@ -41,8 +41,8 @@ Result<std::string> translate_binding(std::string_view key) {
   }
 }
 
-Result<core::Destination> parse_exchange(std::string_view text, std::string_view rest, bool for_subscribe) {
-  using core::DestinationKind;
+Result<model::Destination> parse_exchange(std::string_view text, std::string_view rest, bool for_subscribe) {
+  using model::DestinationKind;
   const auto slash = rest.find('/');
   const auto exchange = rest.substr(0, slash);
   const auto key = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
@@ -53,13 +53,13 @@ Result<core::Destination> parse_exchange(std::string_view text, std::string_view
     if (key.empty()) {
       return unexpected(Errc::invalid_argument, fmt::format("destination '{}' has no routing key", text));
     }
-    if (!for_subscribe) return core::Destination{DestinationKind::topic, std::string(key)};
+    if (!for_subscribe) return model::Destination{DestinationKind::topic, std::string(key)};
     auto filter = translate_binding(key);
     if (!filter) return unexpected(filter.error());
-    return core::Destination{DestinationKind::topic, std::move(*filter)};
+    return model::Destination{DestinationKind::topic, std::move(*filter)};
   }
   if (exchange == kFanout) {
-    return core::Destination{DestinationKind::topic, std::string(kExchangeTopic) + std::string(kFanout)};
+    return model::Destination{DestinationKind::topic, std::string(kExchangeTopic) + std::string(kFanout)};
   }
   if (exchange == kDirect) {
     std::string name = std::string(kExchangeTopic) + std::string(kDirect);
@@ -69,7 +69,7 @@ Result<core::Destination> parse_exchange(std::string_view text, std::string_view
       return unexpected(Errc::invalid_argument,
                         fmt::format("routing key '{}' of amq.direct must not contain '*' or '>'", key));
     }
-    return core::Destination{DestinationKind::topic, std::move(name)};
+    return model::Destination{DestinationKind::topic, std::move(name)};
   }
   return unexpected(Errc::not_found, fmt::format("unknown exchange '{}': Carrier has amq.topic, amq.fanout and "
                                                  "amq.direct",
@@ -78,8 +78,8 @@ Result<core::Destination> parse_exchange(std::string_view text, std::string_view
 
 }  // namespace
 
-Result<core::Destination> parse_destination(std::string_view text, bool for_subscribe) {
-  using core::DestinationKind;
+Result<model::Destination> parse_destination(std::string_view text, bool for_subscribe) {
+  using model::DestinationKind;
   static constexpr std::array<std::pair<std::string_view, DestinationKind>, 4> kPrefixes{{
       {"/queue/", DestinationKind::queue},
       {"/amq/queue/", DestinationKind::queue},
@@ -87,7 +87,7 @@ Result<core::Destination> parse_destination(std::string_view text, bool for_subs
       {"/temp-queue/", DestinationKind::temp_queue},
   }};
   if (text.empty()) return unexpected(Errc::invalid_argument, "empty destination");
-  if (text.front() != '/') return core::Destination{DestinationKind::queue, std::string(text)};
+  if (text.front() != '/') return model::Destination{DestinationKind::queue, std::string(text)};
   for (const auto& [prefix, kind] : kPrefixes) {
     if (!starts_with(text, prefix)) continue;
     auto name = text.substr(prefix.size());
@@ -101,10 +101,10 @@ Result<core::Destination> parse_destination(std::string_view text, bool for_subs
       if (for_subscribe && name.find('#') != std::string_view::npos) {
         auto filter = translate_binding(name);
         if (!filter) return unexpected(filter.error());
-        return core::Destination{kind, std::move(*filter)};
+        return model::Destination{kind, std::move(*filter)};
       }
     }
-    return core::Destination{kind, std::string(name)};
+    return model::Destination{kind, std::string(name)};
   }
   if (starts_with(text, "/exchange/")) return parse_exchange(text, text.substr(10), for_subscribe);
   for (std::string_view bare : {"/queue", "/amq/queue", "/topic", "/temp-queue", "/exchange"}) {
@@ -116,8 +116,8 @@ Result<core::Destination> parse_destination(std::string_view text, bool for_subs
                                 text));
 }
 
-std::string format_destination(const core::Destination& d) {
-  if (d.kind == core::DestinationKind::topic && starts_with(d.name, kExchangeTopic)) {
+std::string format_destination(const model::Destination& d) {
+  if (d.kind == model::DestinationKind::topic && starts_with(d.name, kExchangeTopic)) {
     auto rest = std::string_view(d.name).substr(kExchangeTopic.size());
     for (std::string_view exchange : {kFanout, kDirect}) {
       if (rest == exchange) return fmt::format("/exchange/{}", exchange);

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
-#include "core/message.hpp"
+#include "model/message.hpp"
 
 namespace carrier::stomp {
 
@@ -18,9 +18,9 @@ namespace carrier::stomp {
 // "$exchange.amq.fanout" (the key is ignored), "/exchange/amq.direct/KEY" the topic
 // "$exchange.amq.direct.KEY" (exact keys only). Any other exchange is Errc::not_found.
 // `for_subscribe`: the text is a binding, and RabbitMQ's `#` in a topic binding key becomes `>`.
-Result<core::Destination> parse_destination(std::string_view text, bool for_subscribe);
+Result<model::Destination> parse_destination(std::string_view text, bool for_subscribe);
 // The spelling for MESSAGE frames, as ActiveMQ and RabbitMQ write it: "/queue/a.b", "/topic/a.b",
 // "/exchange/amq.fanout", "/exchange/amq.direct/KEY".
-std::string format_destination(const core::Destination& d);
+std::string format_destination(const model::Destination& d);
 
 }  // namespace carrier::stomp

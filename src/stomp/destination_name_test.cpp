@@ -5,21 +5,21 @@
 namespace carrier::stomp {
 namespace {
 
-using core::DestinationKind;
+using model::DestinationKind;
 
-core::Destination parsed(std::string_view text, bool for_subscribe = false) {
+model::Destination parsed(std::string_view text, bool for_subscribe = false) {
   auto d = parse_destination(text, for_subscribe);
   EXPECT_TRUE(d.has_value()) << text;
-  return d ? *d : core::Destination{};
+  return d ? *d : model::Destination{};
 }
 
 TEST(DestinationName, Spellings) {
-  EXPECT_EQ(parsed("/queue/a.b"), (core::Destination{DestinationKind::queue, "a.b"}));
-  EXPECT_EQ(parsed("/amq/queue/a"), (core::Destination{DestinationKind::queue, "a"}));
-  EXPECT_EQ(parsed("/topic/x.*"), (core::Destination{DestinationKind::topic, "x.*"}));
-  EXPECT_EQ(parsed("/temp-queue/r"), (core::Destination{DestinationKind::temp_queue, "r"}));
-  EXPECT_EQ(parsed("plain"), (core::Destination{DestinationKind::queue, "plain"}));
-  EXPECT_EQ(parsed("a/b"), (core::Destination{DestinationKind::queue, "a/b"}));
+  EXPECT_EQ(parsed("/queue/a.b"), (model::Destination{DestinationKind::queue, "a.b"}));
+  EXPECT_EQ(parsed("/amq/queue/a"), (model::Destination{DestinationKind::queue, "a"}));
+  EXPECT_EQ(parsed("/topic/x.*"), (model::Destination{DestinationKind::topic, "x.*"}));
+  EXPECT_EQ(parsed("/temp-queue/r"), (model::Destination{DestinationKind::temp_queue, "r"}));
+  EXPECT_EQ(parsed("plain"), (model::Destination{DestinationKind::queue, "plain"}));
+  EXPECT_EQ(parsed("a/b"), (model::Destination{DestinationKind::queue, "a/b"}));
 }
 
 TEST(DestinationName, UnknownPrefixesAndEmptyNamesAreErrors) {
@@ -34,17 +34,17 @@ TEST(DestinationName, UnknownPrefixesAndEmptyNamesAreErrors) {
 }
 
 TEST(DestinationName, RabbitMqExchanges) {
-  EXPECT_EQ(parsed("/exchange/amq.topic/a.b"), (core::Destination{DestinationKind::topic, "a.b"}));
-  EXPECT_EQ(parsed("/exchange/amq.topic/a.#", true), (core::Destination{DestinationKind::topic, "a.>"}));
-  EXPECT_EQ(parsed("/exchange/amq.topic/*.b", true), (core::Destination{DestinationKind::topic, "*.b"}));
-  EXPECT_EQ(parsed("/topic/#", true), (core::Destination{DestinationKind::topic, ">"}));
-  EXPECT_EQ(parsed("/topic/a.#"), (core::Destination{DestinationKind::topic, "a.#"}));  // sent: a plain name
+  EXPECT_EQ(parsed("/exchange/amq.topic/a.b"), (model::Destination{DestinationKind::topic, "a.b"}));
+  EXPECT_EQ(parsed("/exchange/amq.topic/a.#", true), (model::Destination{DestinationKind::topic, "a.>"}));
+  EXPECT_EQ(parsed("/exchange/amq.topic/*.b", true), (model::Destination{DestinationKind::topic, "*.b"}));
+  EXPECT_EQ(parsed("/topic/#", true), (model::Destination{DestinationKind::topic, ">"}));
+  EXPECT_EQ(parsed("/topic/a.#"), (model::Destination{DestinationKind::topic, "a.#"}));  // sent: a plain name
   EXPECT_FALSE(parse_destination("/exchange/amq.topic/#.a", true).has_value());
   EXPECT_FALSE(parse_destination("/exchange/amq.topic", true).has_value());
-  EXPECT_EQ(parsed("/exchange/amq.fanout"), (core::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
+  EXPECT_EQ(parsed("/exchange/amq.fanout"), (model::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
   EXPECT_EQ(parsed("/exchange/amq.fanout/ignored", true),
-            (core::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
-  EXPECT_EQ(parsed("/exchange/amq.direct/k.1"), (core::Destination{DestinationKind::topic, "$exchange.amq.direct.k.1"}));
+            (model::Destination{DestinationKind::topic, "$exchange.amq.fanout"}));
+  EXPECT_EQ(parsed("/exchange/amq.direct/k.1"), (model::Destination{DestinationKind::topic, "$exchange.amq.direct.k.1"}));
   EXPECT_FALSE(parse_destination("/exchange/amq.direct/k.*", true).has_value());
   auto unknown = parse_destination("/exchange/nope/x", false);
   ASSERT_FALSE(unknown.has_value());

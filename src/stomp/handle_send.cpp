@@ -39,7 +39,7 @@ bool Session::is_own_temp_name(std::string_view name) const {
   return name.substr(0, 8) != "carrier-" || name.rfind(session_id_ + ".", 0) == 0;
 }
 
-Result<core::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
+Result<model::Destination> Session::resolve_destination(std::string_view text, bool for_subscribe) {
   auto dest = parse_destination(text, for_subscribe);
   if (!dest) return unexpected(dest.error());
   // Each level of a topic filter is a node in every shard's index: a name of thousands of levels
@@ -50,7 +50,7 @@ Result<core::Destination> Session::resolve_destination(std::string_view text, bo
                                                           "(stomp.max_destination_levels)",
                                                           levels, options_.max_destination_levels));
   }
-  if (dest->kind == core::DestinationKind::temp_queue) {
+  if (dest->kind == model::DestinationKind::temp_queue) {
     const bool ours = is_own_temp_name(dest->name);
     if (for_subscribe && !ours) {
       return unexpected(Errc::permission_denied,
@@ -72,7 +72,7 @@ void Session::subscribe_reply_queue(const std::string& name, std::string_view sp
   if (!consumer_) {
     consumer_ = std::make_shared<SubscriptionConsumer>(std::static_pointer_cast<Session>(shared_from_this()));
   }
-  core::SubscribeRequest request{core::Destination{core::DestinationKind::temp_queue, name}, core::AckMode::auto_ack,
+  core::SubscribeRequest request{model::Destination{model::DestinationKind::temp_queue, name}, core::AckMode::auto_ack,
                                  0, consumer_};
   auto consumer = broker_.subscribe(std::move(request), nullptr);
   if (!consumer) return;  // the SEND still goes; its replies wait for a SUBSCRIBE
@@ -86,10 +86,10 @@ void Session::subscribe_reply_queue(const std::string& name, std::string_view sp
   subscriptions_.emplace(std::move(id), std::move(sub));
 }
 
-Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& frame) {
+Result<std::vector<model::MessagePtr>> Session::build_messages(codec::Frame& frame) {
   const auto* dest_text = frame.header("destination");
   if (dest_text == nullptr) return unexpected(Errc::invalid_argument, "SEND frame has no destination header");
-  std::vector<core::Destination> destinations;
+  std::vector<model::Destination> destinations;
   std::string_view rest(*dest_text);
   while (true) {
     auto comma = rest.find(',');
@@ -102,7 +102,7 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
     rest.remove_prefix(comma + 1);
   }
 
-  core::Message m;
+  model::Message m;
   m.id = broker_.next_message_id();
   m.timestamp_ms = broker_.now_ms();
   m.origin = id();
@@ -152,7 +152,7 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
     } else if (name == "reply-to") {
       // A reply to "/temp-queue/x" must reach this connection's own temporary queue.
       auto reply = parse_destination(value, false);
-      if (reply && reply->kind == core::DestinationKind::temp_queue) {
+      if (reply && reply->kind == model::DestinationKind::temp_queue) {
         const bool ours = is_own_temp_name(reply->name);
         reply->name = qualify_temp_name(reply->name);
         if (ours && temp_queues_.insert(reply->name).second) broker_.open_temp_queue(*reply);
@@ -170,13 +170,13 @@ Result<std::vector<core::MessagePtr>> Session::build_messages(codec::Frame& fram
     }
   }
   m.body = std::make_shared<const std::string>(std::move(frame.body));
-  std::vector<core::MessagePtr> out;
+  std::vector<model::MessagePtr> out;
   out.reserve(destinations.size());
   for (std::size_t i = 0; i < destinations.size(); ++i) {
-    auto copy = std::make_shared<core::Message>(m);
+    auto copy = std::make_shared<model::Message>(m);
     copy->destination = std::move(destinations[i]);
     // Temporary queues live only as long as their connection: nothing to store.
-    if (copy->destination.kind == core::DestinationKind::temp_queue) copy->persistent = false;
+    if (copy->destination.kind == model::DestinationKind::temp_queue) copy->persistent = false;
     out.push_back(std::move(copy));
   }
   return out;
@@ -210,7 +210,7 @@ void Session::handle_send(codec::Frame& frame) {
 
 void Session::flush_sends() {
   if (sends_.empty()) return;
-  std::vector<core::MessagePtr> messages;
+  std::vector<model::MessagePtr> messages;
   std::vector<std::string> receipts;
   messages.reserve(sends_.size());
   for (auto& s : sends_) {

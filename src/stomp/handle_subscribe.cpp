@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "core/selector/selector.hpp"
+#include "selector/selector.hpp"
 #include "stomp/destination_name.hpp"
 #include "stomp/session.hpp"
 
@@ -39,7 +39,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
          dest.error().detail, &frame);
     return;
   }
-  if (dest->kind == core::DestinationKind::temp_queue) {
+  if (dest->kind == model::DestinationKind::temp_queue) {
     // An explicit SUBSCRIBE (ActiveMQ's way) replaces the one a reply-to made: one consumer.
     auto automatic = std::find_if(subscriptions_.begin(), subscriptions_.end(), [&](const auto& entry) {
       return entry.second.automatic && entry.second.temp_queue == dest->name;
@@ -81,9 +81,9 @@ void Session::handle_subscribe(codec::Frame& frame) {
   }
   core::SubscribeRequest request{*dest, mode, prefetch, nullptr};
   if (const auto* text = frame.header("selector"); text != nullptr && !text->empty()) {
-    core::selector::Limits limits;
+    selector::Limits limits;
     limits.max_length = broker_.options().max_selector_bytes;
-    auto parsed = core::selector::parse(*text, limits);
+    auto parsed = selector::parse(*text, limits);
     if (!parsed) {
       fail("invalid selector", parsed.error().detail, &frame);
       return;
@@ -92,7 +92,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
     request.selector_text = *text;
   }
   std::string durable_name;
-  if (dest->kind == core::DestinationKind::topic) {
+  if (dest->kind == model::DestinationKind::topic) {
     // ActiveMQ: client-id on CONNECT + activemq.subscriptionName. RabbitMQ: durable:true (and
     // auto-delete:false) with the subscription id as the name. Shared (JMS 2.0): shared:true
     // with subscription-name, not tied to a client.
@@ -135,7 +135,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   request.consumer = consumer_;
   // A private topic subscription acked once written: its deliveries fall under the slow-consumer
   // policy when our output is over its bound (session.cpp).
-  const bool droppable = mode == core::AckMode::auto_ack && dest->kind == core::DestinationKind::topic &&
+  const bool droppable = mode == core::AckMode::auto_ack && dest->kind == model::DestinationKind::topic &&
                          request.subscription_name.empty();
   auto consumer = broker_.subscribe(std::move(request), [weak, receipt](Status st) {
     auto self = weak.lock();
@@ -156,7 +156,7 @@ void Session::handle_subscribe(codec::Frame& frame) {
   sub.consumer = *consumer;
   sub.ack_mode = mode;
   sub.durable_name = std::move(durable_name);
-  if (dest->kind == core::DestinationKind::temp_queue) sub.temp_queue = dest->name;
+  if (dest->kind == model::DestinationKind::temp_queue) sub.temp_queue = dest->name;
   sub.droppable = droppable;
   by_consumer_.emplace(sub.consumer, id);
   subscriptions_.emplace(id, std::move(sub));

@@ -27,7 +27,7 @@ void SubscriptionConsumer::detached(core::ConsumerId parent, core::ConsumerId ch
   if (auto s = session_.lock()) s->detach_child(parent, child);
 }
 
-Session::Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+Session::Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)
     : net::Connection(std::move(socket), shard, "stomp"),
       broker_(broker),
@@ -168,7 +168,7 @@ bool Session::sends_to_blocked_queue(const codec::Frame& frame) const {
     auto one = rest.substr(0, comma);
     while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
     auto dest = parse_destination(one, false);
-    if (dest && dest->kind == core::DestinationKind::queue && pressure->blocked(dest->key())) return true;
+    if (dest && dest->kind == model::DestinationKind::queue && pressure->blocked(dest->key())) return true;
     if (comma == std::string_view::npos) return false;
     rest.remove_prefix(comma + 1);
   }
@@ -263,21 +263,21 @@ void Session::drain_held() {
 void Session::encode_delivery(Subscription& sub, core::ConsumerId id, const core::Delivery& d) {
   char id_text[36];
   char ack_text[48];
-  const core::Message& m = *d.message;
+  const model::Message& m = *d.message;
   codec::FrameWriter w(out(), codec::Command::message, version_);
   w.header("subscription", sub.id);
   m.id.to_chars(id_text);
   w.header("message-id", std::string_view(id_text, sizeof id_text));
   switch (m.destination.kind) {
-    case core::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
-    case core::DestinationKind::topic:
+    case model::DestinationKind::queue: w.header("destination", "/queue/", m.destination.name); break;
+    case model::DestinationKind::topic:
       if (!m.destination.name.empty() && m.destination.name.front() == '$') {
         w.header("destination", format_destination(m.destination));  // an exchange: "/exchange/..."
       } else {
         w.header("destination", "/topic/", m.destination.name);
       }
       break;
-    case core::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
+    case model::DestinationKind::temp_queue: w.header("destination", "/temp-queue/", m.destination.name); break;
   }
   // A wildcard subscription numbers its deliveries itself: its children's tags overlap.
   const bool child = id != sub.consumer;
@@ -377,7 +377,7 @@ void Session::on_closed() {
   }
   release_subscriptions();
   for (const auto& name : temp_queues_) {
-    broker_.delete_queue(core::Destination{core::DestinationKind::temp_queue, name}, nullptr);
+    broker_.delete_queue(model::Destination{model::DestinationKind::temp_queue, name}, nullptr);
   }
   temp_queues_.clear();
   if (heartbeat_timer_) heartbeat_timer_->cancel();

@@ -40,7 +40,7 @@ class SubscriptionConsumer : public core::Consumer {
 class Session : public net::Connection {
  public:
   // `handshake`: this connection's place among those not yet logged in (empty: none was free).
-  Session(net::tcp::socket socket, core::ShardId shard, core::Broker& broker, const Options& options,
+  Session(net::tcp::socket socket, model::ShardId shard, core::Broker& broker, const Options& options,
           auth::Authenticator& authenticator, net::HandshakeSlot handshake);
   ~Session() override;
 
@@ -68,7 +68,7 @@ class Session : public net::Connection {
   struct Pending {
     core::ConsumerId consumer;
     std::uint64_t tag;
-    core::MessagePtr message;
+    model::MessagePtr message;
   };
   struct Subscription {
     std::string id;                 // the client's id
@@ -97,7 +97,7 @@ class Session : public net::Connection {
     core::Delivery delivery;
   };
   struct PendingSend {
-    std::vector<core::MessagePtr> messages;  // several for a composite destination
+    std::vector<model::MessagePtr> messages;  // several for a composite destination
     std::string receipt;
   };
   struct Tx {
@@ -136,9 +136,9 @@ class Session : public net::Connection {
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.
-  Result<std::vector<core::MessagePtr>> build_messages(codec::Frame& frame);
+  Result<std::vector<model::MessagePtr>> build_messages(codec::Frame& frame);
   // "/temp-queue/x" names this connection's own temporary queue; others' stay as they are.
-  Result<core::Destination> resolve_destination(std::string_view text, bool for_subscribe);
+  Result<model::Destination> resolve_destination(std::string_view text, bool for_subscribe);
   std::string qualify_temp_name(std::string_view name) const;
   // A temporary queue name this connection may own: unqualified, or qualified with our session.
   bool is_own_temp_name(std::string_view name) const;

@@ -9,12 +9,12 @@
 
 namespace carrier::store {
 
-std::string id_text(const core::MessageId& id) { return fmt::format("{:016x}{:016x}", id.hi, id.lo); }
+std::string id_text(const model::MessageId& id) { return fmt::format("{:016x}{:016x}", id.hi, id.lo); }
 
 EncodedBatch EncodedBatch::encode(Batch batch) {
   EncodedBatch out;
   out.blob_of.assign(batch.size(), kNoBlob);
-  std::vector<const core::Message*> encoded_from;
+  std::vector<const model::Message*> encoded_from;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const Record& r = batch[i];
     if (r.kind != RecordKind::message) continue;
@@ -58,12 +58,12 @@ namespace {
 
 struct KeyView {
   std::string_view queue;
-  core::MessageId id;
+  model::MessageId id;
   bool operator==(const KeyView&) const = default;
 };
 struct KeyViewHash {
   std::size_t operator()(const KeyView& k) const noexcept {
-    return std::hash<std::string_view>{}(k.queue) ^ (std::hash<core::MessageId>{}(k.id) * 0x9e3779b97f4a7c15ULL);
+    return std::hash<std::string_view>{}(k.queue) ^ (std::hash<model::MessageId>{}(k.id) * 0x9e3779b97f4a7c15ULL);
   }
 };
 
@@ -72,7 +72,7 @@ enum class Net : std::uint8_t { upsert, removal, count };
 struct Entry {
   Net net;
   GroupChanges::Key key;
-  const core::Message* message = nullptr;
+  const model::Message* message = nullptr;
   const std::string* blob = nullptr;
   std::uint32_t delivery_count = 0;
   std::size_t order = 0;  // record position of the last message record (upserts)

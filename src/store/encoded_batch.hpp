@@ -31,7 +31,7 @@ struct EncodedBatch {
 
 // A message id as 32 hex digits, for error details (the store does not link core, which owns
 // MessageId::to_string).
-std::string id_text(const core::MessageId& id);
+std::string id_text(const model::MessageId& id);
 
 // What a SQL backend accepts in its message column (both SQLite and PostgreSQL stop at 1 GB).
 inline constexpr std::size_t kMaxEncodedMessageBytes = 1000u << 20;
@@ -46,11 +46,11 @@ inline constexpr std::size_t kMaxEncodedMessageBytes = 1000u << 20;
 struct GroupChanges {
   struct Key {
     const std::string* queue;
-    core::MessageId id;
+    model::MessageId id;
   };
   struct Upsert {
     Key key;
-    const core::Message* message;
+    const model::Message* message;
     const std::string* blob;  // its message_codec bytes
     std::uint32_t delivery_count;
   };

@@ -16,11 +16,11 @@ constexpr std::uint8_t kFlagHasBody = 0x02;  // a null body and an empty body st
 constexpr std::uint8_t kFlagRetain = 0x04;     // MQTT retained
 constexpr std::uint8_t kFlagScheduled = 0x08;  // a u64 deliver-at (epoch ms) follows the flags
 constexpr std::uint8_t kKnownFlags = kFlagPersistent | kFlagHasBody | kFlagRetain | kFlagScheduled;
-constexpr std::uint8_t kMaxDestinationKind = static_cast<std::uint8_t>(core::DestinationKind::temp_queue);
+constexpr std::uint8_t kMaxDestinationKind = static_cast<std::uint8_t>(model::DestinationKind::temp_queue);
 
 }  // namespace
 
-std::size_t encoded_message_size(const core::Message& m) {
+std::size_t encoded_message_size(const model::Message& m) {
   using binary::string_size;
   using binary::varint_size;
   std::size_t n = 1 + 16 + 1 + string_size(m.destination.name) + 1 + 8 + 8 + 1 + (m.deliver_at_ms != 0 ? 8 : 0);
@@ -32,7 +32,7 @@ std::size_t encoded_message_size(const core::Message& m) {
   return n;
 }
 
-void encode_message(const core::Message& m, std::string& out) {
+void encode_message(const model::Message& m, std::string& out) {
   using namespace binary;
   out.reserve(out.size() + encoded_message_size(m));
   put_u8(out, kMessageFormatVersion);
@@ -62,15 +62,15 @@ void encode_message(const core::Message& m, std::string& out) {
   if (m.body) put_string(out, *m.body);
 }
 
-std::string encode_message(const core::Message& m) {
+std::string encode_message(const model::Message& m) {
   std::string out;
   encode_message(m, out);
   return out;
 }
 
-Result<core::Message> decode_message(std::string_view bytes) {
+Result<model::Message> decode_message(std::string_view bytes) {
   binary::ByteReader in(bytes);
-  core::Message m;
+  model::Message m;
 
   CARRIER_STORE_TRY(version, in.u8("message version"));
   if (version != kMessageFormatVersion) {
@@ -80,14 +80,14 @@ Result<core::Message> decode_message(std::string_view bytes) {
   }
   CARRIER_STORE_TRY(hi, in.u64("message id"));
   CARRIER_STORE_TRY(lo, in.u64("message id"));
-  m.id = core::MessageId{hi, lo};
+  m.id = model::MessageId{hi, lo};
 
   const std::size_t kind_at = in.offset();
   CARRIER_STORE_TRY(kind, in.u8("destination kind"));
   if (kind > kMaxDestinationKind) {
     return in.fail("destination kind", "unknown value " + std::to_string(kind), kind_at);
   }
-  m.destination.kind = static_cast<core::DestinationKind>(kind);
+  m.destination.kind = static_cast<model::DestinationKind>(kind);
   CARRIER_STORE_TRY(name, in.bytes("destination name"));
   m.destination.name.assign(name);
 

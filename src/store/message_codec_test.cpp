@@ -22,8 +22,8 @@ TEST(MessageCodec, RoundTripsEveryField) {
 }
 
 TEST(MessageCodec, KeepsNullAndEmptyBodiesApart) {
-  auto with_empty = std::make_shared<core::Message>(*make_message(1, ""));
-  auto without = std::make_shared<core::Message>(*with_empty);
+  auto with_empty = std::make_shared<model::Message>(*make_message(1, ""));
+  auto without = std::make_shared<model::Message>(*with_empty);
   without->body.reset();
   auto a = decode_message(encode_message(*with_empty));
   auto b = decode_message(encode_message(*without));
@@ -34,7 +34,7 @@ TEST(MessageCodec, KeepsNullAndEmptyBodiesApart) {
 }
 
 TEST(MessageCodec, DefaultMessageRoundTrips) {
-  core::Message m;
+  model::Message m;
   auto back = decode_message(encode_message(m));
   ASSERT_TRUE(back);
   expect_same_message(m, *back);
@@ -67,7 +67,7 @@ TEST(MessageCodec, UnknownVersionIsNamed) {
 }
 
 TEST(MessageCodec, UnknownDestinationKindAndFlagsAreRejected) {
-  core::Message m;
+  model::Message m;
   std::string bytes = encode_message(m);
   std::string kind = bytes;
   kind[17] = 3;  // after version(1) + id(16)
@@ -81,7 +81,7 @@ TEST(MessageCodec, UnknownDestinationKindAndFlagsAreRejected) {
 }
 
 TEST(MessageCodec, ForgedPropertyCountDoesNotAllocate) {
-  core::Message m;
+  model::Message m;
   std::string bytes = encode_message(m);
   // The property count is the varint after four empty strings (flags at 36, strings 37..40).
   ASSERT_EQ(bytes[41], 0);
@@ -93,7 +93,7 @@ TEST(MessageCodec, ForgedPropertyCountDoesNotAllocate) {
 }
 
 TEST(MessageCodec, OverlongVarintIsRejected) {
-  core::Message m;
+  model::Message m;
   std::string bytes = encode_message(m).substr(0, 18);  // up to the destination name length
   bytes += std::string(11, '\xff');
   auto r = decode_message(bytes);
@@ -123,9 +123,9 @@ TEST(MessageCodec, RandomDamageNeverCrashes) {
 }
 
 TEST(MessageCodec, ScheduledAndRetainedSurvive) {
-  core::Message m;
-  m.id = core::MessageId{1, 2};
-  m.destination = {core::DestinationKind::topic, "t"};
+  model::Message m;
+  m.id = model::MessageId{1, 2};
+  m.destination = {model::DestinationKind::topic, "t"};
   m.deliver_at_ms = 1234567890123;
   m.retain = true;
   auto bytes = encode_message(m);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 
 namespace carrier::store {
 
@@ -15,16 +15,16 @@ enum class RecordKind : std::uint8_t {
 };
 
 // One change to durable state. `queue` is the key of the queue the change is about
-// (core::Destination::key(), e.g. "queue:orders"), so a message sent to several queues is
-// stored, acked and counted per queue.
+// (model::QueueKey::str(), e.g. "queue:orders"), so a message sent to several queues is
+// stored, acked and counted per queue. The store treats it as an opaque string.
 struct Record {
   RecordKind kind = RecordKind::message;
   std::string queue;
-  core::MessageId message_id;
-  core::MessagePtr message;         // set when kind == message
+  model::MessageId message_id;
+  model::MessagePtr message;         // set when kind == message
   std::uint32_t delivery_count = 0; // set when kind == delivered
 
-  static Record added(std::string queue, core::MessagePtr m) {
+  static Record added(std::string queue, model::MessagePtr m) {
     Record r;
     r.kind = RecordKind::message;
     r.queue = std::move(queue);
@@ -32,14 +32,14 @@ struct Record {
     r.message = std::move(m);
     return r;
   }
-  static Record acked(std::string queue, core::MessageId id) {
+  static Record acked(std::string queue, model::MessageId id) {
     Record r;
     r.kind = RecordKind::ack;
     r.queue = std::move(queue);
     r.message_id = id;
     return r;
   }
-  static Record delivered(std::string queue, core::MessageId id, std::uint32_t count) {
+  static Record delivered(std::string queue, model::MessageId id, std::uint32_t count) {
     Record r;
     r.kind = RecordKind::delivered;
     r.queue = std::move(queue);
@@ -55,7 +55,7 @@ using Batch = std::vector<Record>;
 // What recovery hands back for each message still live (added and never acked), in append order.
 struct RecoveredMessage {
   std::string queue;
-  core::MessagePtr message;
+  model::MessagePtr message;
   std::uint32_t delivery_count = 0;  // > 0: it had been delivered before the restart
 };
 

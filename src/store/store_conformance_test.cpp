@@ -202,7 +202,7 @@ TEST_P(StoreConformance, EachAppendersOrderIsKeptUnderConcurrency) {
 
 TEST_P(StoreConformance, AckRemovesAMessage) {
   EXPECT_TRUE(start_store().empty());
-  std::vector<core::MessagePtr> ms;
+  std::vector<model::MessagePtr> ms;
   for (int i = 0; i < 5; ++i) ms.push_back(make_message(i));
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(append_sync({Record::added("queue:q", ms[i])}));
   ASSERT_TRUE(append_sync({Record::acked("queue:q", ms[1]->id), Record::acked("queue:q", ms[3]->id)}));
@@ -250,7 +250,7 @@ TEST_P(StoreConformance, DeliveredCountSurvivesRestart) {
   ASSERT_TRUE(append_sync({Record::delivered("queue:q", a->id, 1)}));
   ASSERT_TRUE(append_sync({Record::delivered("queue:q", a->id, 3)}));
   // A hint about a message that is gone is harmless.
-  ASSERT_TRUE(append_sync({Record::delivered("queue:q", core::MessageId{9, 9}, 2)}));
+  ASSERT_TRUE(append_sync({Record::delivered("queue:q", model::MessageId{9, 9}, 2)}));
   auto recovered = restart();
   ASSERT_EQ(recovered.size(), 2u);
   EXPECT_EQ(recovered[0].delivery_count, 3u);
@@ -264,9 +264,9 @@ TEST_P(StoreConformance, DeliveredCountSurvivesRestart) {
 
 TEST_P(StoreConformance, PrioritiesSchedulesAndFlagsSurvive) {
   start_store();
-  std::vector<core::MessagePtr> sent;
+  std::vector<model::MessagePtr> sent;
   for (int i = 0; i < 10; ++i) {
-    auto m = std::make_shared<core::Message>(*make_message(i));
+    auto m = std::make_shared<model::Message>(*make_message(i));
     m->priority = static_cast<std::uint8_t>(9 - i);
     m->deliver_at_ms = i % 2 ? 1900000000000 + i : 0;  // scheduled messages
     m->retain = i % 3 == 0;
@@ -327,7 +327,7 @@ TEST_P(StoreConformance, StoringAMessageAgainReplacesIt) {
   auto b = make_message(2);
   ASSERT_TRUE(append_sync({Record::added("queue:q", a), Record::added("queue:q", b)}));
   ASSERT_TRUE(append_sync({Record::delivered("queue:q", a->id, 4)}));
-  auto a2 = std::make_shared<core::Message>(*a);
+  auto a2 = std::make_shared<model::Message>(*a);
   a2->correlation_id = "corr-1-again";
   ASSERT_TRUE(append_sync({Record::added("queue:q", a2)}));
   auto recovered = restart();
@@ -343,7 +343,7 @@ TEST_P(StoreConformance, StoresDeliveriesAndAcksInFlightTogether) {
   start_store();
   Outcomes out;
   constexpr int kMessages = 400;
-  std::vector<core::MessagePtr> ms;
+  std::vector<model::MessagePtr> ms;
   for (int i = 0; i < kMessages; ++i) ms.push_back(make_message(i));
   int batches = 0;
   for (int i = 0; i < kMessages; ++i) {
@@ -412,7 +412,7 @@ TEST_P(StoreConformance, ManyQueues) {
   constexpr int kQueues = 500;
   constexpr int kPerQueue = 4;
   Outcomes out;
-  std::map<std::string, std::vector<core::MessagePtr>> sent;
+  std::map<std::string, std::vector<model::MessagePtr>> sent;
   int n = 0;
   for (int m = 0; m < kPerQueue; ++m) {
     for (int q = 0; q < kQueues; ++q) {
@@ -432,11 +432,11 @@ TEST_P(StoreConformance, ManyQueues) {
   EXPECT_EQ(out.failures(), 0u);
   auto recovered = restart();
   if (!durable()) return;
-  std::map<std::string, std::vector<core::MessageId>> got;
+  std::map<std::string, std::vector<model::MessageId>> got;
   for (const auto& r : recovered) got[r.queue].push_back(r.message->id);
   ASSERT_EQ(got.size(), static_cast<std::size_t>(kQueues));
   for (auto& [queue, msgs] : sent) {
-    EXPECT_EQ(got[queue], (std::vector<core::MessageId>{msgs[1]->id, msgs[3]->id})) << queue;
+    EXPECT_EQ(got[queue], (std::vector<model::MessageId>{msgs[1]->id, msgs[3]->id})) << queue;
   }
 }
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "core/message.hpp"
+#include "model/message.hpp"
 
 namespace carrier::store::testing {
 
@@ -35,11 +35,11 @@ class TempDir {
 };
 
 // A message with every field set, deterministic from `n`.
-inline core::MessagePtr make_message(std::uint64_t n, std::string body = "body",
+inline model::MessagePtr make_message(std::uint64_t n, std::string body = "body",
                                      std::string destination = "orders") {
-  auto m = std::make_shared<core::Message>();
-  m->id = core::MessageId{0x0190a4e57b1c7000ULL + n, 0x8f00000000000000ULL | n};
-  m->destination = core::Destination{core::DestinationKind::queue, std::move(destination)};
+  auto m = std::make_shared<model::Message>();
+  m->id = model::MessageId{0x0190a4e57b1c7000ULL + n, 0x8f00000000000000ULL | n};
+  m->destination = model::Destination{model::DestinationKind::queue, std::move(destination)};
   m->priority = static_cast<std::uint8_t>(n % 10);
   m->timestamp_ms = 1700000000000 + static_cast<std::int64_t>(n);
   m->expires_ms = n % 3 == 0 ? 0 : 1800000000000 + static_cast<std::int64_t>(n);
@@ -53,7 +53,7 @@ inline core::MessagePtr make_message(std::uint64_t n, std::string body = "body",
   return m;
 }
 
-inline void expect_same_message(const core::Message& a, const core::Message& b) {
+inline void expect_same_message(const model::Message& a, const model::Message& b) {
   EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.destination, b.destination);
   EXPECT_EQ(a.priority, b.priority);

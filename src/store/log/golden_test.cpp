@@ -24,10 +24,10 @@ using store::testing::TempDir;
 const std::filesystem::path kTestdata = CARRIER_STORE_TESTDATA;
 
 // The messages in the golden journals. Fixed fields only: no clocks, no randomness.
-core::MessagePtr golden_message(int n) {
-  auto m = std::make_shared<core::Message>();
-  m->id = core::MessageId{0x018f2c3a4b5c7000ULL + static_cast<std::uint64_t>(n), 0x8000000000000000ULL + static_cast<std::uint64_t>(n)};
-  m->destination = core::Destination{core::DestinationKind::queue, "orders"};
+model::MessagePtr golden_message(int n) {
+  auto m = std::make_shared<model::Message>();
+  m->id = model::MessageId{0x018f2c3a4b5c7000ULL + static_cast<std::uint64_t>(n), 0x8000000000000000ULL + static_cast<std::uint64_t>(n)};
+  m->destination = model::Destination{model::DestinationKind::queue, "orders"};
   m->priority = 4;
   m->timestamp_ms = 1717000000000 + n;
   m->persistent = true;

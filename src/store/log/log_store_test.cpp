@@ -81,7 +81,7 @@ TEST(LogStore, LongSendAckRunKeepsTheJournalSmall) {
     Outcomes out;
     constexpr int kMessages = 10000;
     constexpr int kLag = 20;  // acks trail sends, as with a real consumer
-    std::vector<core::MessagePtr> sent;
+    std::vector<model::MessagePtr> sent;
     for (int i = 0; i < kMessages; ++i) {
       sent.push_back(make_message(i, "payload " + std::to_string(i)));
       j.store().append({Record::added("queue:work", sent.back())}, out.callback());
@@ -115,7 +115,7 @@ TEST(LogStore, ReclamationNeverResurrectsOrLosesMessages) {
   auto o = journal_options(dir.path(), 600);
   struct Live {
     std::string queue;
-    core::MessagePtr message;
+    model::MessagePtr message;
     std::uint32_t deliveries = 0;
   };
   std::vector<Live> model;  // live messages in append order

@@ -27,7 +27,7 @@ void SegmentReclaimer::release(std::uint64_t segment) {
 }
 
 void SegmentReclaimer::on_message(std::uint64_t segment, const std::string& queue,
-                                  core::MessageId id) {
+                                  model::MessageId id) {
   auto seg = segments_.find(segment);
   CARRIER_ASSERT(seg != segments_.end(), "message record in untracked segment {}", segment);
   auto [it, inserted] = live_.try_emplace(QueueMessageKey{queue, id});
@@ -45,7 +45,7 @@ void SegmentReclaimer::on_message(std::uint64_t segment, const std::string& queu
 }
 
 std::uint64_t SegmentReclaimer::on_ack(std::uint64_t segment, const std::string& queue,
-                                       core::MessageId id) {
+                                       model::MessageId id) {
   auto it = live_.find(QueueMessageKey{queue, id});
   if (it == live_.end()) return 0;
   const LiveMessage gone = it->second;
@@ -61,7 +61,7 @@ std::uint64_t SegmentReclaimer::on_ack(std::uint64_t segment, const std::string&
 }
 
 void SegmentReclaimer::on_delivered(std::uint64_t segment, const std::string& queue,
-                                    core::MessageId id) {
+                                    model::MessageId id) {
   auto it = live_.find(QueueMessageKey{queue, id});
   if (it == live_.end()) return;  // dangling hint
   auto seg = segments_.find(segment);

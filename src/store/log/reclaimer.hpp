@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/message_id.hpp"
+#include "model/message_id.hpp"
 #include "store/record.hpp"
 
 namespace carrier::store::log {
@@ -16,13 +16,13 @@ namespace carrier::store::log {
 // A message as the journal tracks it: one per queue it was stored for.
 struct QueueMessageKey {
   std::string queue;
-  core::MessageId id;
+  model::MessageId id;
   bool operator==(const QueueMessageKey&) const = default;
 };
 
 struct QueueMessageKeyHash {
   std::size_t operator()(const QueueMessageKey& k) const noexcept {
-    return std::hash<std::string>{}(k.queue) ^ (std::hash<core::MessageId>{}(k.id) * 31);
+    return std::hash<std::string>{}(k.queue) ^ (std::hash<model::MessageId>{}(k.id) * 31);
   }
 };
 
@@ -50,11 +50,11 @@ class SegmentReclaimer {
 
   // Applies one batch written to `segment`, record by record.
   void apply(std::uint64_t segment, const Batch& batch);
-  void on_message(std::uint64_t segment, const std::string& queue, core::MessageId id);
+  void on_message(std::uint64_t segment, const std::string& queue, model::MessageId id);
   // Returns the segment that held the message, or 0 if it was not live (already acked, or its
   // segment deleted: a dangling ack is harmless).
-  std::uint64_t on_ack(std::uint64_t segment, const std::string& queue, core::MessageId id);
-  void on_delivered(std::uint64_t segment, const std::string& queue, core::MessageId id);
+  std::uint64_t on_ack(std::uint64_t segment, const std::string& queue, model::MessageId id);
+  void on_delivered(std::uint64_t segment, const std::string& queue, model::MessageId id);
 
   // Segments that may be deleted now (never `active`), oldest first. They stay tracked until
   // forget(): the caller deletes the files, syncs the directory, forgets the ones it deleted,

@@ -5,9 +5,9 @@
 namespace carrier::store::log {
 namespace {
 
-const core::MessageId kA{1, 1};
-const core::MessageId kB{1, 2};
-const core::MessageId kC{1, 3};
+const model::MessageId kA{1, 1};
+const model::MessageId kB{1, 2};
+const model::MessageId kC{1, 3};
 
 TEST(SegmentReclaimer, FullyAckedOlderSegmentGoesButNeverTheActiveOne) {
   SegmentReclaimer r;

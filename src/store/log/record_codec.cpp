@@ -171,7 +171,7 @@ Result<DecodedRecord> decode_record(std::string_view bytes, std::size_t base_off
   r.queue.assign(queue);
   CARRIER_STORE_TRY(hi, in.u64("record message id"));
   CARRIER_STORE_TRY(lo, in.u64("record message id"));
-  r.message_id = core::MessageId{hi, lo};
+  r.message_id = model::MessageId{hi, lo};
 
   if (r.kind == RecordKind::message) {
     const std::size_t message_at = in.offset();
@@ -185,7 +185,7 @@ Result<DecodedRecord> decode_record(std::string_view bytes, std::size_t base_off
     if (message->id != r.message_id) {
       return in.fail("record message", "message id differs from the record's", message_at);
     }
-    r.message = std::make_shared<const core::Message>(std::move(*message));
+    r.message = std::make_shared<const model::Message>(std::move(*message));
   } else if (r.kind == RecordKind::delivered) {
     const std::size_t count_at = in.offset();
     CARRIER_STORE_TRY(count, in.varint("delivery count"));

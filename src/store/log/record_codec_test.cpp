@@ -96,8 +96,8 @@ TEST(RecordCodec, EveryTruncationFails) {
 
 TEST(RecordCodec, EveryBitFlipIsCaught) {
   std::string frame;
-  ASSERT_TRUE(encode_batch({Record::acked("queue:q", core::MessageId{1, 2}),
-                            Record::delivered("queue:q", core::MessageId{1, 2}, 7)},
+  ASSERT_TRUE(encode_batch({Record::acked("queue:q", model::MessageId{1, 2}),
+                            Record::delivered("queue:q", model::MessageId{1, 2}, 7)},
                            frame));
   for (std::size_t byte = 0; byte < frame.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {

@@ -195,7 +195,7 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
     for (int i = 0; i < n && result; ++i) {
       const std::int64_t seq = read_int8(PQgetvalue(r, i, 0));
       const std::int64_t queue = read_int8(PQgetvalue(r, i, 1));
-      const core::MessageId id{static_cast<std::uint64_t>(read_int8(PQgetvalue(r, i, 2))),
+      const model::MessageId id{static_cast<std::uint64_t>(read_int8(PQgetvalue(r, i, 2))),
                                static_cast<std::uint64_t>(read_int8(PQgetvalue(r, i, 3)))};
       const auto count = static_cast<std::uint32_t>(read_int4(PQgetvalue(r, i, 4)));
       const std::string_view blob(PQgetvalue(r, i, 5), static_cast<std::size_t>(PQgetlength(r, i, 5)));
@@ -220,7 +220,7 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
         continue;
       }
       ++live;
-      visit(RecoveredMessage{*key->second, std::make_shared<const core::Message>(std::move(*decoded)), count});
+      visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count});
     }
   }
   if (auto ended = conn_.exec("COMMIT"); !ended && result) result = unexpected(std::move(ended).error());

@@ -257,7 +257,7 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     const std::int64_t seq = sqlite3_column_int64(stmt, 0);
     const std::int64_t queue = sqlite3_column_int64(stmt, 1);
-    const core::MessageId id{static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 2)),
+    const model::MessageId id{static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 2)),
                              static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 3))};
     const auto count = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 4));
     const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt, 5));
@@ -283,7 +283,7 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
       continue;
     }
     ++live;
-    visit(RecoveredMessage{*key->second, std::make_shared<const core::Message>(std::move(*decoded)), count});
+    visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count});
   }
   if (result && rc != SQLITE_DONE) {
     result = unexpected(errc_of(rc), fmt::format("sqlite {}: reading messages: {}", where_, sqlite3_errmsg(db_)));

@@ -62,7 +62,7 @@ class RawDatabase {
     sqlite3_finalize(s);
     return v;
   }
-  void insert_message(std::int64_t seq, std::int64_t queue, const core::Message& m, const std::string& blob,
+  void insert_message(std::int64_t seq, std::int64_t queue, const model::Message& m, const std::string& blob,
                       int delivery_count = 0) {
     sqlite3_stmt* s = nullptr;
     ASSERT_EQ(sqlite3_prepare_v2(db_,

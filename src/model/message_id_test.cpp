@@ -1,10 +1,10 @@
-#include "core/message_id.hpp"
+#include "model/message_id.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace carrier::core {
+namespace carrier::model {
 namespace {
 
 TEST(MessageId, TextRoundTrip) {
@@ -37,4 +37,4 @@ TEST(MessageId, IncreasingAndUnique) {
 }
 
 }  // namespace
-}  // namespace carrier::core
+}  // namespace carrier::model

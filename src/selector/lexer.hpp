@@ -8,7 +8,7 @@
 
 #include "base/result.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 enum class TokenKind : std::uint8_t {
   end,  // after the last token, at text.size()
@@ -72,4 +72,4 @@ Unexpected selector_error(Errc code, std::string_view what, std::size_t pos);
 // For error messages: "')'", "AND", "end of input", "identifier 'x'".
 std::string describe(const Token& token);
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

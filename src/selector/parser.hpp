@@ -9,7 +9,7 @@
 
 #include "base/result.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 // The JMS header fields a selector may name. Everything else is a user property.
 enum class Header : std::uint8_t {
@@ -176,4 +176,4 @@ Result<Tree> parse_tree(std::string_view text, const Limits& limits);
 // generous limits: it has more parentheses than the original). For tests, logs and the fuzzer.
 std::string to_text(const Tree& tree);
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

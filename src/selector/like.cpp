@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <array>
 
-#include "core/selector/evaluator.hpp"
-#include "core/selector/lexer.hpp"
-#include "core/selector/parser.hpp"
+#include "selector/evaluator.hpp"
+#include "selector/lexer.hpp"
+#include "selector/parser.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 namespace {
 
@@ -293,4 +293,4 @@ bool like_matches(const LikePattern& pattern, std::string_view text) {
   return match_end(segments.back(), text, pos);
 }
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

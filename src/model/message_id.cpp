@@ -1,8 +1,8 @@
-#include "core/message_id.hpp"
+#include "model/message_id.hpp"
 
 #include <time.h>
 
-namespace carrier::core {
+namespace carrier::model {
 
 namespace {
 
@@ -102,4 +102,4 @@ MessageId MessageIdGenerator::next() {
   return id;
 }
 
-}  // namespace carrier::core
+}  // namespace carrier::model

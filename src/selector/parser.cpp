@@ -1,4 +1,4 @@
-#include "core/selector/parser.hpp"
+#include "selector/parser.hpp"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include <span>
 #include <utility>
 
-#include "core/selector/lexer.hpp"
-#include "core/selector/selector.hpp"
+#include "selector/lexer.hpp"
+#include "selector/selector.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 namespace {
 
@@ -677,4 +677,4 @@ Result<std::shared_ptr<const Selector>> parse(std::string_view text, const Limit
   return std::shared_ptr<const Selector>(new Selector(std::string(text), std::move(*tree)));
 }
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

@@ -1,4 +1,4 @@
-#include "core/selector/evaluator.hpp"
+#include "selector/evaluator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,12 @@
 #include <optional>
 #include <system_error>
 
-#include "core/selector/lexer.hpp"
-#include "core/selector/selector.hpp"
+#include "selector/lexer.hpp"
+#include "selector/selector.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
+
+using model::Message;
 
 namespace {
 
@@ -243,8 +245,6 @@ Value arithmetic(Op op, const Value& a, const Value& b) {
   }
 }
 
-constexpr char kHex[] = "0123456789abcdef";
-
 // One evaluation: the tree, the message, and room for JMSMessageID's text.
 class Evaluator {
  public:
@@ -381,26 +381,10 @@ class Evaluator {
     return Value::null();
   }
 
-  // MessageId::to_string()'s layout, written into a member buffer: no allocation, and no link
-  // dependency on carrier_core (selector_test checks the two agree).
+  // Written into a member buffer: no allocation.
   std::string_view message_id_text() {
     if (!id_ready_) {
-      std::size_t at = 0;
-      const auto put = [&](std::uint64_t v, int from_nibble, int count) {
-        for (int i = from_nibble; i < from_nibble + count; ++i) {
-          id_text_[at++] = kHex[(v >> (60 - 4 * i)) & 0xf];
-        }
-      };
-      const auto dash = [&] { id_text_[at++] = '-'; };
-      put(message_.id.hi, 0, 8);
-      dash();
-      put(message_.id.hi, 8, 4);
-      dash();
-      put(message_.id.hi, 12, 4);
-      dash();
-      put(message_.id.lo, 0, 4);
-      dash();
-      put(message_.id.lo, 4, 12);
+      message_.id.to_chars(id_text_.data());
       id_ready_ = true;
     }
     return {id_text_.data(), id_text_.size()};
@@ -424,4 +408,4 @@ bool matches(const Selector& selector, const Message& message) {
   return evaluate(selector.tree(), message) == Truth::yes;
 }
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

@@ -5,15 +5,15 @@
 #include <string_view>
 #include <vector>
 
-#include "core/selector/evaluator.hpp"
-#include "core/selector/lexer.hpp"
-#include "core/selector/parser.hpp"
-#include "core/selector/selector.hpp"
+#include "selector/evaluator.hpp"
+#include "selector/lexer.hpp"
+#include "selector/parser.hpp"
+#include "selector/selector.hpp"
 
 // like.cpp's matcher (build_like, like_matches) against a plain reference implementation, and
 // the hostile patterns it must answer in linear time.
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 namespace {
 
 // --- the LIKE matcher against a reference ---------------------------------------------------
@@ -201,4 +201,4 @@ TEST(SelectorLike, ShapesSkipTheGeneralMatcher) {
 }
 
 }  // namespace
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

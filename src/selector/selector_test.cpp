@@ -1,4 +1,4 @@
-#include "core/selector/selector.hpp"
+#include "selector/selector.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/selector/evaluator.hpp"
-#include "core/selector/lexer.hpp"
+#include "selector/evaluator.hpp"
+#include "selector/lexer.hpp"
 
 // Counts this thread's allocations, so a test can check that matches() makes none.
 namespace {
@@ -33,7 +33,13 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 #endif
 
-namespace carrier::core::selector {
+namespace carrier::selector {
+
+using model::Message;
+using model::MessageId;
+using model::MessageIdGenerator;
+using model::Properties;
+
 namespace {
 
 Message message_with(Properties properties = {}) {
@@ -735,4 +741,4 @@ TEST(SelectorLexer, Tokens) {
 }
 
 }  // namespace
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

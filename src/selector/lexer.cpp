@@ -1,4 +1,4 @@
-#include "core/selector/lexer.hpp"
+#include "selector/lexer.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <system_error>
 #include <utility>
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 namespace {
 
@@ -257,4 +257,4 @@ Result<std::vector<Token>> tokenize(std::string_view text) {
   return tokens;
 }
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

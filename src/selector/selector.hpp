@@ -7,17 +7,17 @@
 //   if (!selector) reject(selector.error());      // "selector: ... at position N"
 //   if (selector::matches(**selector, message)) deliver(message);
 //
-// See docs/selectors.md for the language and src/core/selector/README.md for the internals.
+// See docs/selectors.md for the language and src/selector/README.md for the internals.
 
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/result.hpp"
-#include "core/message.hpp"
-#include "core/selector/parser.hpp"
+#include "model/message.hpp"
+#include "selector/parser.hpp"
 
-namespace carrier::core::selector {
+namespace carrier::selector {
 
 class Selector;
 
@@ -44,6 +44,6 @@ class Selector {
 
 // Whether `message` is selected: the expression is TRUE. FALSE and UNKNOWN (NULL involved, types
 // that do not compare, division by zero) do not match. Allocates nothing.
-bool matches(const Selector& selector, const Message& message);
+bool matches(const Selector& selector, const model::Message& message);
 
-}  // namespace carrier::core::selector
+}  // namespace carrier::selector

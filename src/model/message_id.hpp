@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace carrier::core {
+namespace carrier::model {
 
 // A 128-bit message id in the UUIDv7 layout: 48 bits of Unix milliseconds, then a counter and
 // random bits, so ids sort by creation time and never collide across restarts.
@@ -37,11 +37,11 @@ class MessageIdGenerator {
   std::uint64_t state_;
 };
 
-}  // namespace carrier::core
+}  // namespace carrier::model
 
 template <>
-struct std::hash<carrier::core::MessageId> {
-  std::size_t operator()(const carrier::core::MessageId& id) const noexcept {
+struct std::hash<carrier::model::MessageId> {
+  std::size_t operator()(const carrier::model::MessageId& id) const noexcept {
     return std::hash<std::uint64_t>{}(id.hi ^ (id.lo * 0x9e3779b97f4a7c15ULL));
   }
 };

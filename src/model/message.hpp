@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/message_id.hpp"
+#include "model/message_id.hpp"
 
-namespace carrier::core {
+namespace carrier::model {
 
 // User properties in arrival order; names are unique (the first of a repeated header wins).
 using Properties = std::vector<std::pair<std::string, std::string>>;
@@ -29,7 +29,8 @@ struct Destination {
   std::string name;
 
   auto operator<=>(const Destination&) const = default;
-  // "queue:orders.eu": the key used by the store and for shard ownership.
+  // "queue:orders.eu": QueueKey::of(*this).str(), the key used by the store and for shard
+  // ownership (model/queue_key.hpp), built without an intermediate QueueKey.
   std::string key() const;
   // "/queue/orders.eu", "/topic/a.b", "/temp-queue/x": the JMS-style spelling used in headers.
   std::string uri() const;
@@ -88,4 +89,4 @@ struct Message {
 
 using MessagePtr = std::shared_ptr<const Message>;
 
-}  // namespace carrier::core
+}  // namespace carrier::model
