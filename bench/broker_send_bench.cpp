@@ -16,6 +16,7 @@ namespace {
 
 using namespace carrier;
 using namespace carrier::core;
+using namespace carrier::model;
 
 // One shard on the benchmark's thread: posts queue up and run when drained.
 class LoopExecutor : public Executor {

@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include "model/queue_key.hpp"
+
 namespace carrier::core {
 
 using model::Destination;
@@ -149,8 +151,9 @@ void Broker::commit(Transaction tx, Completion done) {
     auto it = subscriptions_.find(a.consumer);
     if (it == subscriptions_.end() || it->second.topic_private || !a.message || !a.message->persistent) continue;
     const NamedEntry* named = named_.find(it->second.subscription_name);
-    if (it->second.queue_key.rfind("queue:", 0) != 0 && named == nullptr) continue;
-    const bool stored = it->second.queue_key.rfind("queue:", 0) == 0 || (named != nullptr && named->def.durable);
+    const bool queue = it->second.queue_key.starts_with(model::QueueKey::prefix(model::QueueKind::queue));
+    if (!queue && named == nullptr) continue;
+    const bool stored = queue || (named != nullptr && named->def.durable);
     if (stored) batch.push_back(store::Record::acked(it->second.queue_key, a.message->id));
   }
   auto apply = [this, tx = std::move(tx), to_queues = std::move(to_queues), to_private = std::move(to_private),

@@ -6,6 +6,7 @@
 #include "core/owned_queues.hpp"
 #include "core/retained_messages.hpp"
 #include "core/topic_routing.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -18,15 +19,19 @@ using model::ShardId;
 
 namespace {
 
-constexpr std::string_view kSubscriptionPrefix = "subscription:";
+// Durable definitions are messages in this reserved queue.
 const Destination kDefinitions{DestinationKind::queue, "$subscriptions"};
-constexpr std::string_view kDefinitionsKey = "queue:$subscriptions";
 
 }  // namespace
 
-std::string NamedSubscriptions::queue_key(std::string_view name) { return std::string(kSubscriptionPrefix) + std::string(name); }
+std::string NamedSubscriptions::queue_key(std::string_view name) {
+  return model::QueueKey::format(model::QueueKind::subscription, name);
+}
 
-bool NamedSubscriptions::is_definitions_key(std::string_view key) { return key == kDefinitionsKey; }
+bool NamedSubscriptions::is_definitions_key(std::string_view key) {
+  static const std::string definitions = kDefinitions.key();
+  return key == definitions;
+}
 
 std::optional<NamedEntry> NamedSubscriptions::parse_definition(const Message& m) {
   NamedEntry entry;

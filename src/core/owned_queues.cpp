@@ -5,6 +5,7 @@
 #include "core/named_subscriptions.hpp"
 #include "core/queue_watchers.hpp"
 #include "core/redelivery.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -17,8 +18,10 @@ using model::ShardId;
 
 namespace {
 
-constexpr std::string_view kQueuePrefix = "queue:";
-constexpr std::string_view kSubscriptionPrefix = "subscription:";
+// QueueKey's prefixes, looked up once: enqueue checks them per message.
+const std::string_view kQueuePrefix = model::QueueKey::prefix(model::QueueKind::queue);
+const std::string_view kTempQueuePrefix = model::QueueKey::prefix(model::QueueKind::temp_queue);
+const std::string_view kSubscriptionPrefix = model::QueueKey::prefix(model::QueueKind::subscription);
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -79,7 +82,7 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
   std::vector<std::string> dirty;
   for (auto& r : messages) {
     const auto& m = r.message;
-    if (starts_with(r.key, "temp-queue:") && !queues_.contains(r.key)) {
+    if (starts_with(r.key, kTempQueuePrefix) && !queues_.contains(r.key)) {
       if (outcome) {
         outcome = unexpected(Errc::not_found,
                              "temporary queue " + m->destination.uri() + " no longer exists");
@@ -349,7 +352,7 @@ void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Route
       continue;
     }
     update_pressure(key, oq);
-    if (!starts_with(key, kQueuePrefix) && !starts_with(key, "temp-queue:")) continue;
+    if (!starts_with(key, kQueuePrefix) && !starts_with(key, kTempQueuePrefix)) continue;
     auto d = Destination::from_key(key);
     if (!d) continue;
     const auto& policy = shard_.policy_for(*d);

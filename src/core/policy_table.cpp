@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "core/destination_tree.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -19,11 +20,14 @@ PolicyTable::PolicyTable(std::vector<DestinationPolicy> policies) : policies_(st
     std::string_view match = policies_[i].match;
     Destination d{DestinationKind::queue, std::string(match)};
     bool any = true;
-    if (match.substr(0, 6) == "queue:") {
-      d.name = std::string(match.substr(6));
+    // "queue:PATTERN" / "topic:PATTERN", spelt as QueueKey spells those kinds.
+    const auto queue = model::QueueKey::prefix(model::QueueKind::queue);
+    const auto topic = model::QueueKey::prefix(model::QueueKind::topic);
+    if (match.starts_with(queue)) {
+      d.name = std::string(match.substr(queue.size()));
       any = false;
-    } else if (match.substr(0, 6) == "topic:") {
-      d = Destination{DestinationKind::topic, std::string(match.substr(6))};
+    } else if (match.starts_with(topic)) {
+      d = Destination{DestinationKind::topic, std::string(match.substr(topic.size()))};
       any = false;
     }
     patterns_.emplace_back(std::move(d), i);

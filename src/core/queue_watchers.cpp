@@ -5,6 +5,7 @@
 
 #include "core/broker.hpp"
 #include "core/redelivery.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -18,7 +19,7 @@ using model::ShardId;
 
 namespace {
 
-constexpr std::string_view kQueuePrefix = "queue:";
+const std::string_view kQueuePrefix = model::QueueKey::prefix(model::QueueKind::queue);
 
 bool watchable(std::string_view key) {
   // Named queues only: not temporary queues, nor reserved `$` ones, nor subscriptions' queues.

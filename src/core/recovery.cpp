@@ -16,12 +16,6 @@ using model::MessagePtr;
 using model::owner_shard;
 using model::ShardId;
 
-namespace {
-
-constexpr std::string_view kRetainedPrefix = "retained:";
-
-}  // namespace
-
 void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessage r) {
   const std::size_t n = brokers.size();
   const auto& m = r.message;
@@ -41,12 +35,13 @@ void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessag
     return;
   }
   Broker* b = brokers[owner_shard(r.queue, n).value()];
-  if (TopicRouting::is_scheduled_topic_key(r.queue)) {
+  const auto key = model::QueueKey::parse(r.queue);
+  if (key && key->kind() == model::QueueKind::scheduled_topic) {
     b->topics().schedule(m);
     return;
   }
-  if (r.queue.starts_with(kRetainedPrefix)) {
-    b->retained().restore(r.queue, m);
+  if (key && key->kind() == model::QueueKind::retained) {
+    b->retained().restore(key->name(), m);
     return;
   }
   b->owned_queues().restore(r.queue, m, r.delivery_count);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/broker.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -14,22 +15,16 @@ using model::MessageId;
 using model::MessagePtr;
 using model::ShardId;
 
-namespace {
-
-constexpr std::string_view kRetainedPrefix = "retained:";
-
-}  // namespace
-
 void RetainedMessages::retain(MessagePtr message) {
-  const std::string key = std::string(kRetainedPrefix) + message->destination.name;
-  shard_.post_to(shard_.owner_of(key), [key, message = std::move(message)](Broker& b) {
-    b.retained().replace(key, message);
+  auto key = model::QueueKey::retained(message->destination.name);
+  shard_.post_to(key.owner_shard(shard_.shard_count()), [topic = key.name(), message = std::move(message)](Broker& b) {
+    b.retained().replace(topic, message);
   });
 }
 
-void RetainedMessages::replace(const std::string& key, const MessagePtr& message) {
+void RetainedMessages::replace(const std::string& topic, const MessagePtr& message) {
   store::Batch batch;
-  const std::string topic = key.substr(kRetainedPrefix.size());
+  const std::string key = model::QueueKey::format(model::QueueKind::retained, topic);
   auto it = retained_.find(topic);
   if (it != retained_.end()) {
     batch.push_back(store::Record::acked(key, it->second->id));
@@ -75,11 +70,11 @@ void RetainedMessages::send_matching(const std::string& filter, const TopicSubsc
   }
 }
 
-void RetainedMessages::restore(std::string_view key, const MessagePtr& m) {
+void RetainedMessages::restore(const std::string& topic, const MessagePtr& m) {
   auto copy = std::make_shared<Message>(*m);
   copy->from_retained = true;
   shard_.account_hold(*copy);
-  retained_[std::string(key.substr(kRetainedPrefix.size()))] = std::move(copy);
+  retained_[topic] = std::move(copy);
 }
 
 }  // namespace carrier::core

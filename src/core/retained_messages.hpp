@@ -10,7 +10,7 @@
 namespace carrier::core {
 
 // Retained messages (MQTT): the last retained message of each topic, kept (and stored, under
-// its "retained:" key) by the shard that owns the topic's key; a subscription asking for them
+// its QueueKey::retained key) by the shard that owns the topic's key; a subscription asking for them
 // gets every shard's matching ones. An empty retained payload only clears.
 // Runs on: its shard.
 class RetainedMessages {
@@ -23,14 +23,14 @@ class RetainedMessages {
   void retain(model::MessagePtr message);
   // From any shard: every shard sends `target` its retained messages matching `filter`.
   void send(std::string filter, TopicSubscriber target);
-  // A recovered retained message (`key` is its "retained:" store key), before serving.
-  void restore(std::string_view key, const model::MessagePtr& m);
+  // A recovered retained message of `topic`, before serving.
+  void restore(const std::string& topic, const model::MessagePtr& m);
 
   std::size_t size() const { return retained_.size(); }
 
  private:
   // On the owner: the replacement itself.
-  void replace(const std::string& key, const model::MessagePtr& message);
+  void replace(const std::string& topic, const model::MessagePtr& message);
   // On each shard: this shard's matching messages, posted to the target.
   void send_matching(const std::string& filter, const TopicSubscriber& target);
 

@@ -5,6 +5,7 @@
 #include "core/redelivery.hpp"
 #include "core/retained_messages.hpp"
 #include "core/router.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -14,13 +15,6 @@ using model::Message;
 using model::MessageId;
 using model::MessagePtr;
 using model::ShardId;
-
-namespace {
-
-// Reserved queues holding persistent topic messages scheduled for later, one per topic.
-constexpr std::string_view kScheduledTopicPrefix = "queue:$scheduled-topic:";
-
-}  // namespace
 
 ConsumerId TopicRouting::subscribe(SubscribeRequest request, ConsumerRef ref, Completion done) {
   const ConsumerId id = ref.id;
@@ -92,11 +86,11 @@ void TopicRouting::sweep(std::int64_t now, store::Batch& batch) {
 
 std::string TopicRouting::scheduled_topic_key(const Message& m) {
   // One reserved queue per topic: the copies of a composite send share a message id.
-  return std::string(kScheduledTopicPrefix) + m.destination.name;
+  return model::QueueKey::format(model::QueueKind::scheduled_topic, m.destination.name);
 }
 
 bool TopicRouting::is_scheduled_topic_key(std::string_view key) {
-  return key.substr(0, kScheduledTopicPrefix.size()) == kScheduledTopicPrefix;
+  return key.starts_with(model::QueueKey::prefix(model::QueueKind::scheduled_topic));
 }
 
 void TopicRouting::schedule(MessagePtr m) {
