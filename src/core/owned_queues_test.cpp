@@ -10,9 +10,6 @@ namespace carrier::core {
 using model::Destination;
 using model::DestinationKind;
 using model::Message;
-using model::MessageId;
-using model::MessagePtr;
-using model::ShardId;
 
 
 namespace {

@@ -10,10 +10,6 @@ namespace carrier::core {
 
 using model::Destination;
 using model::DestinationKind;
-using model::Message;
-using model::MessageId;
-using model::MessagePtr;
-using model::ShardId;
 
 PolicyTable::PolicyTable(std::vector<DestinationPolicy> policies) : policies_(std::move(policies)) {
   for (std::size_t i = 0; i < policies_.size(); ++i) {

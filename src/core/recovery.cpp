@@ -8,13 +8,7 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-using model::MessageId;
-using model::MessagePtr;
 using model::owner_shard;
-using model::ShardId;
 
 void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessage r) {
   const std::size_t n = brokers.size();

@@ -11,9 +11,6 @@ namespace carrier::core {
 using model::Destination;
 using model::DestinationKind;
 using model::Message;
-using model::MessageId;
-using model::MessagePtr;
-using model::ShardId;
 
 std::int64_t Redelivery::redelivery_delay(const DestinationPolicy& p, std::uint32_t deliveries) {
   if (p.redelivery_delay_ms == 0) return 0;

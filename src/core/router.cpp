@@ -8,10 +8,8 @@
 
 namespace carrier::core {
 
-using model::Destination;
 using model::DestinationKind;
 using model::Message;
-using model::MessageId;
 using model::MessagePtr;
 using model::owner_shard;
 using model::ShardId;

@@ -8,11 +8,7 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
 using model::MessageId;
-using model::MessagePtr;
 using model::ShardId;
 
 void SharedSubscriptions::holder_op(const std::string& name, std::function<void(Completion next)> op) {

@@ -9,12 +9,8 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
 using model::Message;
-using model::MessageId;
 using model::MessagePtr;
-using model::ShardId;
 
 ConsumerId TopicRouting::subscribe(SubscribeRequest request, ConsumerRef ref, Completion done) {
   const ConsumerId id = ref.id;
