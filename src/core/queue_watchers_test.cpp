@@ -4,6 +4,7 @@
 
 #include "core/broker_test_fixture.hpp"
 #include "selector/selector.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -12,6 +13,7 @@ using model::DestinationKind;
 using model::Message;
 using model::MessagePtr;
 using model::ShardId;
+
 
 namespace {
 

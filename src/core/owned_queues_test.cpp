@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/broker_test_fixture.hpp"
+#include "model/queue_key.hpp"
 
 namespace carrier::core {
 
@@ -10,10 +11,11 @@ using model::Destination;
 using model::DestinationKind;
 using model::Message;
 
+
 namespace {
 
-// Empty auto-created queues are freed; queues that hold something, or have a lifecycle of their
-// own, are not.
+// Queue ownership and dispatch: empty auto-created queues are freed, queues that hold something,
+// or have a lifecycle of their own, are not; limits, overflow and block pressure; scheduled sends.
 
 using namespace broker_testing;
 
@@ -149,6 +151,102 @@ TEST_F(BrokerTest, ConfiguredTemporaryAndNamedQueuesAreNotCollected) {
 }
 
 // A wildcard queue subscriber: records which child each delivery came as, and checks that the
+
+TEST_F(BrokerTest, ScheduledMessageWaitsForItsTime) {
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  auto m = std::make_shared<Message>(*make("later", kQueue));
+  m->deliver_at_ms = now_ + 500;
+  on(1, [&](Broker& b) { b.send({m}, nullptr); });
+  EXPECT_TRUE(c->got.empty());
+  advance(500);
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"later"}));
+}
+
+TEST_F(BrokerTest, OverflowRejectReachesTheProducer) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 2;
+  o.policies.push_back(p);
+  build(o);
+  std::vector<Status> results;
+  for (int i = 0; i < 3; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, [&](Status st) { results.push_back(st); }); });
+  }
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].has_value());
+  EXPECT_TRUE(results[1].has_value());
+  ASSERT_FALSE(results[2].has_value());
+  EXPECT_EQ(results[2].error().code, Errc::limit_exceeded);
+}
+
+TEST_F(BrokerTest, OverflowDropOldest) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 2;
+  p.overflow = OverflowPolicy::drop_oldest;
+  o.policies.push_back(p);
+  build(o);
+  for (int i = 0; i < 4; ++i) on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, nullptr); });
+  auto c = std::make_shared<Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({kQueue, AckMode::auto_ack, 0, c}, nullptr); });
+  EXPECT_EQ(c->bodies(), (std::vector<std::string>{"2", "3"}));
+}
+
+TEST_F(BrokerTest, OverflowBlockTakesTheMessageAndMarksTheQueueUntilItDrains) {
+  Options o;
+  DestinationPolicy p;
+  p.max_messages = 10;
+  p.overflow = OverflowPolicy::block;
+  o.policies.push_back(p);
+  build(o);
+  DestinationPressure pressure;
+  int reliefs = 0;
+  pressure.set_on_relief([&] { ++reliefs; });
+  for (auto& b : brokers_) b->set_pressure(&pressure);
+  std::vector<Status> results;
+  for (int i = 0; i < 12; ++i) {
+    on(1, [&](Broker& b) { b.send({make(std::to_string(i), kQueue)}, [&](Status st) { results.push_back(st); }); });
+  }
+  ASSERT_EQ(results.size(), 12u);
+  for (const auto& st : results) EXPECT_TRUE(st.has_value());  // taken, never refused
+  EXPECT_TRUE(pressure.any());
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));
+  auto c = std::make_shared<Collector>();
+  ConsumerId id;
+  on(0, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 100, c}, nullptr); });
+  ASSERT_EQ(c->got.size(), 12u);
+  for (std::size_t i = 0; i < 3; ++i) on(0, [&](Broker& b) { b.ack(id, {c->got[i].tag}, nullptr); });
+  EXPECT_TRUE(pressure.blocked(kQueue.key()));  // 9 left: not yet under 90% of 10
+  on(0, [&](Broker& b) { b.ack(id, {c->got[3].tag}, nullptr); });
+  EXPECT_FALSE(pressure.any());
+  EXPECT_EQ(reliefs, 1);
+}
+
+TEST_F(BrokerTest, SweeperRemovesExpiredAndIdleQueues) {
+  Options o;
+  o.sweep_interval_ms = 100;
+  DestinationPolicy p;
+  p.idle_expiry_ms = 1000;
+  o.policies.push_back(p);
+  build(o);
+  for (auto& b : brokers_) ex_.on(b->shard(), [&] { b->start(); });
+  auto m = std::make_shared<Message>(*make("short", kQueue, true));
+  m->expires_ms = now_ + 50;
+  on(1, [&](Broker& b) { b.send({m, make("long", kQueue)}, nullptr); });
+  store_.complete_all();
+  advance(100);
+  EXPECT_TRUE(std::any_of(store_.records.begin(), store_.records.end(),
+                          [](const store::Record& r) { return r.kind == store::RecordKind::ack; }))
+      << "the expired persistent message is removed from the store too";
+  std::size_t ready = 0;
+  for (auto& b : brokers_) ready += b->stats().messages_ready;
+  EXPECT_EQ(ready, 1u);
+  for (int i = 0; i < 11; ++i) advance(100);
+  std::size_t queues = 0;
+  for (auto& b : brokers_) queues += b->stats().queues;
+  EXPECT_EQ(queues, 0u) << "idle for longer than idle_expiry_ms";
+}
 
 }  // namespace
 }  // namespace carrier::core

@@ -1,0 +1,381 @@
+#include "core/owned_queues.hpp"
+
+#include <algorithm>
+
+#include "core/named_subscriptions.hpp"
+#include "core/queue_watchers.hpp"
+#include "core/redelivery.hpp"
+#include "model/queue_key.hpp"
+
+namespace carrier::core {
+
+using model::Destination;
+using model::MessagePtr;
+
+namespace {
+
+// QueueKey's prefixes, looked up once: enqueue checks them per message.
+const std::string_view kQueuePrefix = model::QueueKey::prefix(model::QueueKind::queue);
+const std::string_view kTempQueuePrefix = model::QueueKey::prefix(model::QueueKind::temp_queue);
+const std::string_view kSubscriptionPrefix = model::QueueKey::prefix(model::QueueKind::subscription);
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+OwnedQueue& OwnedQueues::open(const std::string& key) {
+  auto it = queues_.find(key);
+  if (it != queues_.end()) return it->second;
+  OwnedQueue q;
+  q.queue = std::make_unique<Queue>(key);
+  q.queue->touch(shard_.now_ms());
+  q.stored = starts_with(key, kQueuePrefix);
+  q.incarnation = next_incarnation_++;
+  if (q.stored) {
+    if (auto d = Destination::from_key(key)) {
+      const auto& policy = shard_.policy_for(*d);
+      if (policy.overflow == OverflowPolicy::block && (policy.max_messages != 0 || policy.max_bytes != 0)) {
+        q.block_policy = &policy;
+      }
+    }
+  }
+  auto [ins, _] = queues_.emplace(key, std::move(q));
+  shard_.account(kQueueOverheadBytes);
+  watchers_.attach_new(key, ins->second);  // future queues of wildcard subscriptions
+  return ins->second;
+}
+
+void OwnedQueues::drop(Map::iterator it) {
+  watchers_.drop_queue(it->first, it->second);  // wildcard subscriptions re-attach if it comes back
+  clear_pressure(it->first, it->second);
+  queues_.erase(it);
+  shard_.account(-kQueueOverheadBytes);
+}
+
+void OwnedQueues::drop(const std::string& key) {
+  auto it = queues_.find(key);
+  if (it != queues_.end()) drop(it);
+}
+
+bool OwnedQueues::collectable(const std::string& key, const OwnedQueue& oq) const {
+  if (!starts_with(key, kQueuePrefix) || !oq.subscription_name.empty()) return false;
+  // No consumer means no unacked delivery either: those belong to consumers.
+  const Queue& q = *oq.queue;
+  // Wildcard queue subscriptions' children alone do not keep it: they re-attach if it comes back.
+  if (q.depth() != 0 || !QueueWatchers::only_watched(oq) || oq.delayed != 0) return false;
+  return !shard_.configured_queues.contains(key.substr(kQueuePrefix.size()));
+}
+
+void OwnedQueues::collect_if_empty(const std::string& key) {
+  auto it = queues_.find(key);
+  if (it != queues_.end() && collectable(key, it->second)) drop(it);
+}
+
+void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
+  const auto now = shard_.now_ms();
+  Status outcome = ok();
+  store::Batch batch;
+  std::vector<std::string> dirty;
+  for (auto& r : messages) {
+    const auto& m = r.message;
+    if (starts_with(r.key, kTempQueuePrefix) && !queues_.contains(r.key)) {
+      if (outcome) {
+        outcome = unexpected(Errc::not_found,
+                             "temporary queue " + m->destination.uri() + " no longer exists");
+      }
+      continue;
+    }
+    if (starts_with(r.key, kSubscriptionPrefix) && !queues_.contains(r.key)) {
+      // The subscription went away while the message was on its way.
+      if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      continue;
+    }
+    if (m->deliver_at_ms > now) {
+      shard_.account_hold(*m);
+      shard_.at(m->deliver_at_ms, [this, r]() {
+        shard_.account_release(*r.message);
+        enqueue({r}, nullptr);
+      });
+      continue;
+    }
+    auto& oq = open(r.key);
+    Queue& q = *oq.queue;
+    const auto& policy = shard_.policy_for(m->destination);
+    auto full = [&]() {
+      return (policy.max_messages != 0 && q.depth() + q.unacked() >= policy.max_messages) ||
+             (policy.max_bytes != 0 && q.ready_bytes() + m->footprint() > policy.max_bytes);
+    };
+    bool refused = false;
+    while (full()) {
+      // Taken: its producers pause until the queue drains (update_pressure below).
+      if (oq.block_policy != nullptr) break;
+      Queue::Entry oldest;
+      if (policy.overflow == OverflowPolicy::drop_oldest && q.take_oldest(oldest)) {
+        release(r.key, oq.stored, {oldest.message}, batch);
+        continue;
+      }
+      refused = true;
+      break;
+    }
+    if (refused) {
+      if (outcome) {
+        outcome = unexpected(Errc::limit_exceeded,
+                             "destination " + m->destination.uri() + " is full (max_messages " +
+                                 std::to_string(policy.max_messages) + ", max_bytes " + std::to_string(policy.max_bytes) + ")");
+      }
+      if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      continue;
+    }
+    q.enqueue(m);
+    shard_.account_hold(*m);
+    if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
+  }
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  for (const auto& key : dirty) {
+    auto it = queues_.find(key);
+    if (it == queues_.end()) continue;
+    dispatch(key, *it->second.queue, it->second.stored);
+    update_pressure(key, it->second);
+  }
+  if (!batch.empty()) shard_.store.append(std::move(batch), [](Status) {});
+  if (verdict) verdict(std::move(outcome));
+}
+
+void OwnedQueues::add_consumer(std::string key, ConsumerRef ref, Completion done) {
+  auto& oq = open(key);
+  oq.queue->add_consumer(std::move(ref));
+  oq.queue->touch(shard_.now_ms());
+  if (done) done(ok());
+  dispatch(key, *oq.queue, oq.stored);
+}
+
+void OwnedQueues::remove_consumer(std::string key, ConsumerId id, Completion done) {
+  auto it = queues_.find(key);
+  if (it != queues_.end()) {
+    auto& oq = it->second;
+    auto returned = oq.queue->remove_consumer(id);
+    oq.queue->touch(shard_.now_ms());
+    redelivery_.handle_returned(key, *oq.queue, oq.stored, std::move(returned));
+    if (!oq.subscription_name.empty() && !oq.durable && oq.queue->consumer_count() == 0) {
+      // A non-durable named (shared) subscription lives as long as it has consumers.
+      named_.remove(oq.subscription_name, nullptr);
+    }
+    // The last consumer gone from a drained queue: free it now rather than at the next sweep,
+    // so a client cycling through fresh names cannot pile up empty queues in between.
+    collect_if_empty(key);
+  }
+  if (done) done(ok());
+}
+
+void OwnedQueues::settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
+                         bool persist_acks, std::vector<StateRecord> state, Completion done, bool requeue) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (!state.empty()) {
+      store::Batch batch;
+      add_state(batch, std::move(state));
+      shard_.store.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+        if (done) done(std::move(st));
+      });
+      return;
+    }
+    if (done) done(unexpected(Errc::not_found, "queue " + key));
+    return;
+  }
+  auto& oq = it->second;
+  Queue& q = *oq.queue;
+  q.touch(shard_.now_ms());
+  if (!is_ack) {
+    auto outcome = q.nack(id, tags);
+    if (requeue) {
+      redelivery_.handle_returned(key, q, oq.stored, std::move(outcome.returned));
+    } else {
+      redelivery_.handle_rejected(key, q, oq.stored, std::move(outcome.returned));
+    }
+    if (done) done(ok());
+    return;
+  }
+  auto outcome = q.ack(id, tags);
+  store::Batch batch;
+  release(key, oq.stored && persist_acks, outcome.removed, batch);
+  add_state(batch, std::move(state));
+  dispatch(key, q, oq.stored);
+  update_pressure(key, oq);
+  if (batch.empty()) {
+    if (done) done(ok());
+    return;
+  }
+  // `done` is the caller's reply, which hops to the consumer's shard itself.
+  shard_.store.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+    if (done) done(std::move(st));
+  });
+}
+
+void OwnedQueues::remove(std::string key, Completion done) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    if (done) done(ok());
+    return;
+  }
+  auto& oq = it->second;
+  std::vector<MessagePtr> gone;
+  for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
+  store::Batch batch;
+  release(key, oq.stored, gone, batch);
+  drop(it);
+  if (batch.empty()) {
+    if (done) done(ok());
+    return;
+  }
+  shard_.store.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+    if (done) done(std::move(st));
+  });
+}
+
+void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t delivery_count) {
+  if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;  // its subscription is gone
+  auto& oq = open(key);
+  shard_.account_hold(*m);
+  if (m->deliver_at_ms > shard_.now_ms()) {
+    shard_.at(m->deliver_at_ms, [this, key, m, delivery_count]() {
+      // A queue collected as empty meanwhile comes back, as for any send; a subscription's
+      // queue that is gone means the subscription was removed.
+      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;
+      auto& oq = open(key);
+      oq.queue->restore(m, delivery_count);
+      dispatch(key, *oq.queue, oq.stored);
+    });
+    return;
+  }
+  oq.queue->restore(m, delivery_count);
+}
+
+void OwnedQueues::set_durable(const std::string& key, bool durable, store::Batch& batch) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return;
+  auto& oq = it->second;
+  oq.durable = durable;
+  if (oq.stored == durable) return;
+  // The messages it holds enter (or leave) the store with it.
+  oq.queue->for_each([&](const Queue::Entry& e) {
+    if (!e.message->persistent) return;
+    batch.push_back(durable ? store::Record::added(key, e.message) : store::Record::acked(key, e.message->id));
+  });
+  oq.stored = durable;
+}
+
+void OwnedQueues::update_pressure(const std::string& key, OwnedQueue& oq) {
+  if (oq.block_policy == nullptr || shard_.pressure == nullptr) return;
+  const DestinationPolicy& p = *oq.block_policy;
+  const Queue& q = *oq.queue;
+  const std::uint64_t count = q.depth() + q.unacked();
+  const std::uint64_t bytes = q.ready_bytes();
+  if (!oq.blocked) {
+    if ((p.max_messages != 0 && count >= p.max_messages) || (p.max_bytes != 0 && bytes >= p.max_bytes)) {
+      oq.blocked = true;
+      shard_.pressure->block(key);
+    }
+    return;
+  }
+  // Cleared below 90%, so producers do not pause and resume at every message.
+  if ((p.max_messages == 0 || count * 10 < p.max_messages * 9) && (p.max_bytes == 0 || bytes * 10 < p.max_bytes * 9)) {
+    clear_pressure(key, oq);
+  }
+}
+
+void OwnedQueues::clear_pressure(const std::string& key, OwnedQueue& oq) {
+  if (!oq.blocked) return;
+  oq.blocked = false;
+  shard_.pressure->clear(key);
+}
+
+void OwnedQueues::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone,
+                          store::Batch& batch) {
+  for (const auto& m : gone) {
+    shard_.account_release(*m);
+    if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
+  }
+}
+
+void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
+  std::vector<Queue::Entry> expired;
+  auto batches = queue.dispatch(shard_.now_ms(), expired);
+  store::Batch records;
+  std::vector<Routed> moved;
+  for (auto& e : expired) {
+    if (shard_.policy_for(e.message->destination).expired_to_dlq) {
+      redelivery_.dead_letter(key, stored, std::move(e), "expired", records, moved);
+    } else {
+      release(key, stored, {e.message}, records);
+    }
+  }
+  for (auto& d : batches) {
+    // Delivery records let a restart flag these messages redelivered; auto-acked ones are acked
+    // as soon as they are written, so they need none.
+    if (stored && d.consumer.ack_mode != AckMode::auto_ack) {
+      for (const auto& del : d.batch) {
+        if (del.message->persistent) {
+          records.push_back(store::Record::delivered(key, del.message->id, del.delivery_count));
+        }
+      }
+    }
+    if (d.consumer.home == shard_.self) {
+      d.consumer.consumer->deliver(d.consumer.id, std::move(d.batch));
+    } else {
+      shard_.executor.post(d.consumer.home, [c = d.consumer.consumer, id = d.consumer.id, batch = std::move(d.batch)]() mutable {
+        c->deliver(id, std::move(batch));
+      });
+    }
+  }
+  redelivery_.finish_dead_letters(std::move(records), std::move(moved));
+}
+
+void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Routed>& moved) {
+  std::vector<std::string> idle;
+  std::vector<std::string> empty;
+  for (auto& [key, oq] : queues_) {
+    for (auto& e : oq.queue->take_expired(now)) {
+      if (shard_.policy_for(e.message->destination).expired_to_dlq) {
+        redelivery_.dead_letter(key, oq.stored, std::move(e), "expired", batch, moved);
+      } else {
+        release(key, oq.stored, {e.message}, batch);
+      }
+    }
+    // Emptied by expiry, overflow or dead-lettering, or created by a send that was refused.
+    if (collectable(key, oq)) {
+      empty.push_back(key);
+      continue;
+    }
+    update_pressure(key, oq);
+    if (!starts_with(key, kQueuePrefix) && !starts_with(key, kTempQueuePrefix)) continue;
+    auto d = Destination::from_key(key);
+    if (!d) continue;
+    const auto& policy = shard_.policy_for(*d);
+    // Wildcard subscriptions' children do not keep a queue alive: it is re-attached if recreated.
+    if (policy.idle_expiry_ms != 0 && QueueWatchers::only_watched(oq) &&
+        now - oq.queue->last_activity_ms() >= static_cast<std::int64_t>(policy.idle_expiry_ms)) {
+      idle.push_back(key);
+    }
+  }
+  for (const auto& key : idle) {
+    auto it = queues_.find(key);
+    std::vector<MessagePtr> gone;
+    for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
+    release(key, it->second.stored, gone, batch);
+    drop(it);
+  }
+  for (const auto& key : empty) drop(queues_.find(key));
+  // A burst of queues leaves a bucket array sized for it behind; give it back once they are gone.
+  if (queues_.bucket_count() > 1024 && queues_.bucket_count() > 8 * queues_.size()) queues_.rehash(0);
+}
+
+void OwnedQueues::add_stats(BrokerStats& s) const {
+  s.queues = queues_.size();
+  for (const auto& [k, q] : queues_) {
+    s.messages_ready += q.queue->depth();
+    s.messages_unacked += q.queue->unacked();
+  }
+}
+
+}  // namespace carrier::core
