@@ -12,7 +12,7 @@ from helpers import raw_mqtt
 from helpers.raw_mqtt import RawMqtt
 from helpers.raw_stomp import RawStomp
 from helpers.reliable import config, core, fresh, rss_bytes
-from helpers.wait import wait_for
+from helpers.wait import wait_for, wait_stalled
 
 MiB = 1024 * 1024
 LIMIT = 2 * MiB
@@ -70,21 +70,6 @@ class Producer(threading.Thread):
                 self.sent = seq + 1
         except Exception as e:  # reported by the test
             self.error = e
-
-
-def wait_stalled(value, quiet=0.4, timeout=20.0, what="progress to stop"):
-    """Waits until value() has not changed for `quiet` seconds."""
-    last = [value(), time.monotonic()]
-
-    def stalled():
-        now, current = time.monotonic(), value()
-        if current != last[0]:
-            last[:] = [current, now]
-            return False
-        return now - last[1] >= quiet
-
-    wait_for(stalled, timeout, what)
-    return last[0]
 
 
 @pytest.mark.timeout(120)

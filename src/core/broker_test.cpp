@@ -7,11 +7,7 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
 using model::owner_shard;
-using model::ShardId;
-
 
 namespace {
 

@@ -16,6 +16,14 @@
 
 namespace carrier::core::broker_testing {
 
+// The model's types by their short names, for the tests over this fixture.
+using model::Destination;
+using model::DestinationKind;
+using model::Message;
+using model::MessageId;
+using model::MessagePtr;
+using model::ShardId;
+
 // Several shards on one test thread: posted functions queue up and run in order when drained.
 class FakeExecutor : public Executor {
  public:

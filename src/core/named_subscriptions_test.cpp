@@ -9,10 +9,6 @@
 
 namespace carrier::core {
 
-using model::DestinationKind;
-using model::Message;
-using model::MessagePtr;
-
 namespace {
 
 // Named subscriptions: durable ones keep messages while detached; consumers of one name compete.

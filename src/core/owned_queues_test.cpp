@@ -7,11 +7,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-
-
 namespace {
 
 // Queue ownership and dispatch: empty auto-created queues are freed, queues that hold something,

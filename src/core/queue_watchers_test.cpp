@@ -8,13 +8,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-using model::MessagePtr;
-using model::ShardId;
-
-
 namespace {
 
 using namespace broker_testing;

@@ -7,10 +7,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-
 namespace {
 
 // Recovery routing: records read back from the store reach the part that keeps them.

@@ -7,8 +7,6 @@
 
 namespace carrier::core {
 
-using model::DestinationKind;
-
 namespace {
 
 // Redelivery and dead letters: returned deliveries wait their delay, then the dead-letter queue;

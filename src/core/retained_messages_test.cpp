@@ -7,10 +7,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-
 namespace {
 
 // Retained messages: the last one per topic reaches later subscribers that ask.

@@ -7,10 +7,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-
 namespace {
 
 // The router: what a send matched, planned on the shard it arrives at.

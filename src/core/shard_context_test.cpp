@@ -11,11 +11,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-using model::ShardId;
-
 namespace {
 
 // The shard context: one bounded wake-up for the schedule, memory counted once per message.

@@ -7,9 +7,6 @@
 
 namespace carrier::core {
 
-using model::DestinationKind;
-using model::MessageId;
-
 namespace {
 
 // Shared subscriptions kept by holders: stored while a holder remains.

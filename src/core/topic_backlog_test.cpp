@@ -11,10 +11,6 @@ namespace {
 // marked in DestinationPressure until it is under 90% of the bound again, or gone.
 
 using namespace broker_testing;
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-using model::MessagePtr;
 
 class TopicBacklogTest : public BrokerTest {
  protected:

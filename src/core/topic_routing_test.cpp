@@ -7,11 +7,6 @@
 
 namespace carrier::core {
 
-using model::Destination;
-using model::DestinationKind;
-using model::Message;
-using model::ShardId;
-
 namespace {
 
 // Topic routing: fan-out over the replicated index, private subscriptions and their bounded
