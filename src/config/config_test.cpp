@@ -2,65 +2,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <string_view>
+
+#include "config/config_test_support.hpp"
 
 namespace carrier::config {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
-constexpr std::string_view kFile = "carrier.toml";
-
-// The detail of the error parse_toml returns for `text`; fails the test if it parsed.
-std::string toml_error(std::string_view text) {
-  auto parsed = parse_toml(text, kFile);
-  if (parsed) {
-    ADD_FAILURE() << "parsed, expected an error:\n" << text;
-    return {};
-  }
-  EXPECT_EQ(parsed.error().code, Errc::invalid_argument) << parsed.error().to_string();
-  return parsed.error().detail;
-}
-
-Config parse_ok(std::string_view text) {
-  auto parsed = parse_toml(text, kFile);
-  if (!parsed) {
-    ADD_FAILURE() << parsed.error().to_string() << "\nfor:\n" << text;
-    return {};
-  }
-  return *parsed;
-}
-
-// A config file in a fresh temporary directory, removed with the object.
-class TempFile {
- public:
-  explicit TempFile(std::string_view text) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("carrier-config-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    std::filesystem::create_directories(dir_);
-    std::ofstream(path()) << text;
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::filesystem::path path() const { return dir_ / "carrier.toml"; }
-  // Another file beside the config file.
-  std::filesystem::path write(std::string_view name, std::string_view text) const {
-    std::ofstream(dir_ / name) << text;
-    return dir_ / name;
-  }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path dir_;
-};
+using namespace testing;
 
 void expect_defaults(const Config& c) {
   EXPECT_EQ(c.log_level, "info");
@@ -737,139 +687,6 @@ TEST(ConfigHttp, FlagOverridesTheFile) {
 }
 
 
-constexpr std::string_view kHash = "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$aGFzaGhhc2hoYXNo";
-
-TEST(ConfigAuth, DefaultsLetEveryoneIn) {
-  const auto c = parse_ok("");
-  EXPECT_FALSE(c.auth.anonymous.has_value());
-  EXPECT_TRUE(c.auth.allows_anonymous());
-  EXPECT_TRUE(c.auth.users.empty());
-  EXPECT_TRUE(c.auth.users_file.empty());
-  EXPECT_EQ(c.auth.failure_delay_ms, 1000u);
-  EXPECT_EQ(c.auth.verify_threads, 1u);
-}
-
-TEST(ConfigAuth, EveryKey) {
-  const auto c = parse_ok(fmt::format(R"([auth]
-anonymous = true
-users_file = "users.txt"
-failure_delay_ms = 0
-verify_threads = 2
-max_pending = 10
-
-[[auth.user]]
-name = "alice"
-password_hash = "{0}"
-
-[[auth.user]]
-name = "bob"
-password_hash = "{0}"
-)", kHash));
-  EXPECT_EQ(c.auth.anonymous, true);
-  EXPECT_EQ(c.auth.users_file, "users.txt");
-  EXPECT_EQ(c.auth.failure_delay_ms, 0u);
-  EXPECT_EQ(c.auth.verify_threads, 2u);
-  EXPECT_EQ(c.auth.max_pending, 10u);
-  ASSERT_EQ(c.auth.users.size(), 2u);
-  EXPECT_EQ(c.auth.users[0].name, "alice");
-  EXPECT_EQ(c.auth.users[0].password_hash, kHash);
-  EXPECT_EQ(c.auth.users[0].source, "carrier.toml:8:1");
-  EXPECT_EQ(c.auth.users[1].name, "bob");
-  // With users, anonymous clients are refused unless allowed.
-  auto strict = parse_ok(fmt::format("[[auth.user]]\nname = \"a\"\npassword_hash = \"{}\"\n", kHash));
-  EXPECT_FALSE(strict.auth.allows_anonymous());
-}
-
-TEST(ConfigAuth, BadValuesAreNamed) {
-  EXPECT_THAT(toml_error("[auth]\nanonymous = 1"), StartsWith("'auth.anonymous' must be true or false"));
-  EXPECT_THAT(toml_error("[auth]\nusers_file = \"\""), StartsWith("'auth.users_file' must be a non-empty string"));
-  EXPECT_THAT(toml_error("[auth]\nverify_threads = 0"), StartsWith("'auth.verify_threads' must be a positive integer"));
-  EXPECT_THAT(toml_error("[auth]\nfailure_delay_ms = 60001"), StartsWith("'auth.failure_delay_ms' must be at most 60000"));
-  EXPECT_THAT(toml_error("[auth]\npassword = \"x\""), StartsWith("unknown key 'auth.password'"));
-  EXPECT_THAT(toml_error("[[auth.user]]\nname = \"a\"\npassword = \"x\""), StartsWith("unknown key 'auth.user[0].password'"));
-  EXPECT_THAT(toml_error("[auth]\nuser = 1"), StartsWith("'auth.user' must be an array of tables ([[auth.user]])"));
-  EXPECT_THAT(toml_error("[[auth.user]]\nname = \"a:b\""),
-              StartsWith("'auth.user[0].name' must be a user name (a user name must not contain ':')"));
-  EXPECT_THAT(toml_error("[[auth.user]]\nname = \"a\""),
-              StartsWith("'auth.user[0]' needs both name and password_hash in carrier.toml:1:1"));
-}
-
-TEST(ConfigAuth, APasswordWhereTheHashGoesIsNotEchoed) {
-  const auto detail = toml_error("[[auth.user]]\nname = \"alice\"\npassword_hash = \"hunter2\"\n");
-  EXPECT_THAT(detail, StartsWith("'auth.user[0].password_hash' must be an argon2id hash"));
-  EXPECT_THAT(detail, HasSubstr("carrier.toml:3:17"));
-  EXPECT_EQ(detail.find("hunter2"), std::string::npos) << detail;
-}
-
-TEST(ConfigAuth, DuplicateInlineUsers) {
-  EXPECT_THAT(toml_error(fmt::format("[[auth.user]]\nname = \"a\"\npassword_hash = \"{0}\"\n"
-                                     "[[auth.user]]\nname = \"a\"\npassword_hash = \"{0}\"\n",
-                                     kHash)),
-              StartsWith("user \"a\" is defined twice, in carrier.toml:1:1 and carrier.toml:4:1"));
-}
-
-TEST(ConfigAuth, UsersFileIsReadBesideTheConfigFile) {
-  TempFile file(fmt::format("[auth]\nusers_file = \"users.txt\"\n[[auth.user]]\nname = \"a\"\npassword_hash = \"{}\"\n",
-                            kHash));
-  const auto users = file.write("users.txt", fmt::format("# users\nb:{}\nc:{}\n", kHash, kHash));
-  Flags flags;
-  flags.config_file = file.path();
-  auto loaded = load(flags);
-  ASSERT_TRUE(loaded) << loaded.error().to_string();
-  EXPECT_EQ(loaded->auth.users_file, users);
-  ASSERT_EQ(loaded->auth.users.size(), 3u);
-  EXPECT_EQ(loaded->auth.users[0].name, "a");
-  EXPECT_EQ(loaded->auth.users[1].name, "b");
-  EXPECT_EQ(loaded->auth.users[1].source, users.string() + ":2");
-  EXPECT_EQ(loaded->auth.users[2].name, "c");
-  EXPECT_FALSE(loaded->auth.allows_anonymous());
-}
-
-TEST(ConfigAuth, UsersFileProblemsStopTheLoad) {
-  TempFile file("[auth]\nusers_file = \"users.txt\"\n");
-  Flags flags;
-  flags.config_file = file.path();
-  auto loaded = load(flags);
-  ASSERT_FALSE(loaded);
-  EXPECT_EQ(loaded.error().code, Errc::not_found);
-  EXPECT_THAT(loaded.error().detail, HasSubstr("cannot read users file " + (file.path().parent_path() / "users.txt").string()));
-
-  const auto users = file.write("users.txt", fmt::format("a:{}\nb {}\n", kHash, kHash));
-  loaded = load(flags);
-  ASSERT_FALSE(loaded);
-  EXPECT_EQ(loaded.error().detail, "expected NAME:HASH in " + users.string() + ":2");
-}
-
-TEST(ConfigAuth, AUserInBothPlacesIsAnError) {
-  TempFile file(fmt::format("[auth]\nusers_file = \"users.txt\"\n[[auth.user]]\nname = \"a\"\npassword_hash = \"{}\"\n",
-                            kHash));
-  const auto users = file.write("users.txt", fmt::format("a:{}\n", kHash));
-  Flags flags;
-  flags.config_file = file.path();
-  auto loaded = load(flags);
-  ASSERT_FALSE(loaded);
-  EXPECT_EQ(loaded.error().detail, "user \"a\" is defined twice, in " + file.path().string() + ":3:1 and " +
-                                       users.string() + ":1");
-}
-
-TEST(ConfigAuth, NoAnonymousAndNoUsersIsAnError) {
-  TempFile file("[auth]\nanonymous = false\n");
-  Flags flags;
-  flags.config_file = file.path();
-  auto loaded = load(flags);
-  ASSERT_FALSE(loaded);
-  EXPECT_THAT(loaded.error().detail, HasSubstr("auth.anonymous is false but no user is configured"));
-  // An empty users file is no user either.
-  TempFile empty("[auth]\nanonymous = false\nusers_file = \"users.txt\"\n");
-  empty.write("users.txt", "# nobody yet\n");
-  flags.config_file = empty.path();
-  loaded = load(flags);
-  ASSERT_FALSE(loaded);
-  EXPECT_THAT(loaded.error().detail, HasSubstr("no client could connect"));
-}
-
-
-// Issue 10: limits on connections that have not logged in, and on failed logins.
 TEST(ConfigFrontDoor, DefaultsAndKeys) {
   const auto d = parse_ok("");
   EXPECT_EQ(d.net.max_connecting, 1000u);
