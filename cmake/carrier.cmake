@@ -17,13 +17,21 @@ function(carrier_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# The unit tests are not part of `all`: `make test` runs them in the sanitizer build only (so the
+# clean-clone suite compiles them once, not twice); `make build` and `cmake --build B --target
+# all unit_tests` build them beside the binary.
+if(CARRIER_TESTS AND NOT CARRIER_FUZZ AND NOT TARGET unit_tests)
+  add_custom_target(unit_tests)
+endif()
+
 # carrier_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per module.
 function(carrier_test name)
   if(NOT CARRIER_TESTS OR CARRIER_FUZZ)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
+  add_executable(${name} EXCLUDE_FROM_ALL ${ARG_SOURCES})
+  add_dependencies(unit_tests ${name})
   target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "Release")
     # g++ 12 at -O3 misreads the string temporaries tests build inline (GCC bug 105329:
