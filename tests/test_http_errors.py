@@ -39,7 +39,7 @@ def test_wrong_method_is_405_with_allow(broker):
 
 @pytest.mark.parametrize("query", ["max=0", "max=9223372036854775808", "max=99999999999999999999999",
                                    "wait=9223372036854775808s", "wait=9223372036854775808", "wait=61s",
-                                   "wait=soon", "ack=lease", "colour=red", "max=%zz"])
+                                   "wait=soon", "ack=later", "colour=red", "max=%zz"])
 def test_bad_poll_parameters_are_400(broker, query):
     doc = assert_problem(request(broker.http_port, "GET", f"/v1/queues/{name()}/messages?{query}"), 400)
     assert len(doc["detail"]) < 300

@@ -374,6 +374,17 @@ constexpr Key kHttpKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.http.max_message_headers); }},
     {"max_destination_levels",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 65535), c.http.max_destination_levels); }},
+    {"max_leases", [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.max_leases); }},
+    {"max_leases_per_user",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.max_leases_per_user); }},
+    {"min_lease_visibility_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.min_lease_visibility_ms); }},
+    {"max_lease_visibility_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.max_lease_visibility_ms); }},
+    {"subscription_idle_timeout_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.subscription_idle_timeout_ms); }},
+    {"max_subscriptions",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.max_subscriptions); }},
 };
 
 constexpr Key kCoreKeys[] = {

@@ -672,6 +672,31 @@ max_destination_levels = 4
   EXPECT_THAT(toml_error("[http]\nport = 1"), StartsWith("unknown key 'http.port'"));
 }
 
+TEST(ConfigHttp, LeaseAndSubscriptionKeys) {
+  const Config d = parse_ok("");
+  EXPECT_EQ(d.http.max_leases, 100000u);
+  EXPECT_EQ(d.http.max_leases_per_user, 10000u);
+  EXPECT_EQ(d.http.min_lease_visibility_ms, 1000u);
+  EXPECT_EQ(d.http.max_lease_visibility_ms, 43200000u);
+  EXPECT_EQ(d.http.subscription_idle_timeout_ms, 86400000u);
+  EXPECT_EQ(d.http.max_subscriptions, 10000u);
+  const Config c = parse_ok(R"([http]
+max_leases = 7
+max_leases_per_user = 3
+min_lease_visibility_ms = 10
+max_lease_visibility_ms = 2000
+subscription_idle_timeout_ms = 0
+max_subscriptions = 2
+)");
+  EXPECT_EQ(c.http.max_leases, 7u);
+  EXPECT_EQ(c.http.max_leases_per_user, 3u);
+  EXPECT_EQ(c.http.min_lease_visibility_ms, 10u);
+  EXPECT_EQ(c.http.max_lease_visibility_ms, 2000u);
+  EXPECT_EQ(c.http.subscription_idle_timeout_ms, 0u);
+  EXPECT_EQ(c.http.max_subscriptions, 2u);
+  EXPECT_THAT(toml_error("[http]\nmin_lease_visibility_ms = 0"), StartsWith("'http.min_lease_visibility_ms'"));
+}
+
 TEST(ConfigHttp, FlagOverridesTheFile) {
   TempFile file("[http]\nlisten = \"127.0.0.1:2000\"\n");
   Flags flags;

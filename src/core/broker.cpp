@@ -22,7 +22,8 @@ Broker::Broker(ShardId self, Executor& executor, store::Store& store, Options op
       retained_(shard_),
       named_(shard_, subscriptions_, queues_, topics_, retained_),
       shared_(shard_, named_, queues_),
-      watchers_(shard_, subscriptions_, queues_, redelivery_) {}
+      watchers_(shard_, subscriptions_, queues_, redelivery_),
+      leases_(shard_, *this) {}
 
 void Broker::start() {
   if (shard_.options.sweep_interval_ms == 0) return;
@@ -35,6 +36,7 @@ void Broker::sweep() {
   std::vector<Routed> moved;
   queues_.sweep(now, batch, moved);
   topics_.sweep(now, batch);
+  named_.sweep_idle(now);
   redelivery_.finish_dead_letters(std::move(batch), std::move(moved));
   shard_.at(now + shard_.options.sweep_interval_ms, [this]() { sweep(); });
 }
@@ -323,6 +325,28 @@ void Broker::settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
   shard_.post_to(owner, [key = it->second.queue_key, id, tags = std::move(tags), is_ack, state = std::move(state),
                          reply = std::move(reply), requeue](Broker& b) mutable {
     b.owned_queues().settle(std::move(key), id, std::move(tags), is_ack, is_ack, std::move(state), std::move(reply), requeue);
+  });
+}
+
+void Broker::pause(ConsumerId id) {
+  auto it = subscriptions_.find(id);
+  if (it == subscriptions_.end() || it->second.topic_private || it->second.watcher) return;
+  shard_.post_to(it->second.owner, [key = it->second.queue_key, id](Broker& b) { b.owned_queues().pause_consumer(key, id); });
+}
+
+void Broker::end_lease(const LeaseId& id, LeaseEnd how, Completion done) {
+  if (id.shard == shard_.self) {
+    leases_.end(id, how, std::move(done));
+    return;
+  }
+  if (id.shard.value() >= shard_.shard_count()) {
+    shard_.complete_on(shard_.self, std::move(done), unexpected(Errc::not_found, "no lease '" + id.to_string() + "'"));
+    return;
+  }
+  shard_.post_to(id.shard, [id, how, home = shard_.self, done = std::move(done)](Broker& b) mutable {
+    b.leases().end(id, how, [&b, home, done = std::move(done)](Status st) mutable {
+      b.context().complete_on(home, std::move(done), std::move(st));
+    });
   });
 }
 

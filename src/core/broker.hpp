@@ -11,6 +11,7 @@
 #include "core/destination_pressure.hpp"
 #include "core/executor.hpp"
 #include "core/home_subscriptions.hpp"
+#include "core/lease_table.hpp"
 #include "core/memory_gauge.hpp"
 #include "model/message.hpp"
 #include "core/named_subscriptions.hpp"
@@ -101,6 +102,12 @@ class Broker {
   void reject(ConsumerId id, std::vector<std::uint64_t> tags, Completion done);
   // The sends, acks and nacks take effect together, after one atomic store batch.
   void commit(Transaction tx, Completion done);
+  // Stops offering deliveries to the consumer (a queue's or a named subscription's); what it
+  // holds stays held until acked, nacked or the consumer is detached. A poll that leases what it
+  // was given pauses its consumer so that later messages go to others.
+  void pause(ConsumerId id);
+  // Ends a lease, on whichever shard holds it (LeaseTable); `done` runs here.
+  void end_lease(const LeaseId& id, LeaseEnd how, Completion done);
   // Deletes a queue and its messages (temporary queues when their connection closes).
   void delete_queue(model::Destination destination, Completion done);
   // Creates a temporary queue for its connection. Sends to a temporary queue that does not exist
@@ -133,6 +140,7 @@ class Broker {
   NamedSubscriptions& named() { return named_; }
   SharedSubscriptions& shared_subscriptions() { return shared_; }
   QueueWatchers& queue_watchers() { return watchers_; }
+  LeaseTable& leases() { return leases_; }
 
  private:
   void send_messages(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
@@ -153,6 +161,7 @@ class Broker {
   NamedSubscriptions named_;
   SharedSubscriptions shared_;
   QueueWatchers watchers_;
+  LeaseTable leases_;
 };
 
 }  // namespace carrier::core

@@ -28,6 +28,7 @@ struct SubscribeRequest {
   model::Destination destination;
   AckMode ack_mode = AckMode::auto_ack;
   std::uint32_t prefetch = 0;   // 0: the default for the ack mode
+  // Null for a named topic subscription: it is made (or found) and nothing attaches to it.
   std::shared_ptr<Consumer> consumer;
 
   // Topics only. A named subscription outlives its consumers' connections: messages published
@@ -51,6 +52,9 @@ struct SubscribeRequest {
   // it durable (or adds the holder to it); it stays durable while it has a holder
   // (Broker::release_holder). Requests without one attach to it as it is.
   std::string holder;
+  // Named subscriptions: deleted with their messages once no consumer has been attached for this
+  // long (HTTP's subscription_idle_timeout); 0: never. Kept with a durable definition.
+  std::uint64_t idle_expiry_ms = 0;
 };
 
 // A named topic subscription as every shard knows it.
@@ -60,6 +64,7 @@ struct NamedSubscription {
   bool durable = false;
   std::string selector;  // selector text, empty for none
   std::vector<std::string> holders;  // see SubscribeRequest::holder; sorted
+  std::uint64_t idle_expiry_ms = 0;  // see SubscribeRequest::idle_expiry_ms
 };
 
 // A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records

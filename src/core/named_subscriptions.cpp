@@ -40,6 +40,7 @@ std::optional<NamedEntry> NamedSubscriptions::parse_definition(const Message& m)
     if (k == "filter") entry.def.filter = v;
     if (k == "selector") entry.def.selector = v;
     if (k == "holder") entry.def.holders.push_back(v);
+    if (k == "idle_expiry_ms") entry.def.idle_expiry_ms = std::strtoull(v.c_str(), nullptr, 10);
   }
   std::sort(entry.def.holders.begin(), entry.def.holders.end());
   entry.def.durable = true;
@@ -57,6 +58,7 @@ void NamedSubscriptions::add(NamedEntry entry, std::uint32_t owner) {
     oq.stored = entry.def.durable;
     oq.durable = entry.def.durable;
     oq.subscription_name = entry.def.name;
+    if (entry.def.idle_expiry_ms != 0) expiring_.insert(entry.def.name);
   }
   named_[entry.def.name] = std::move(entry);
 }
@@ -66,6 +68,7 @@ void NamedSubscriptions::remove_replica(const std::string& name) {
   if (it == named_.end()) return;
   topics_.index_remove_named(it->second.def.filter, queue_key(name));
   named_.erase(it);
+  expiring_.erase(name);
 }
 
 std::vector<NamedSubscription> NamedSubscriptions::list(std::string_view prefix) const {
@@ -97,6 +100,12 @@ ConsumerId NamedSubscriptions::subscribe(SubscribeRequest request, ConsumerRef r
                  durable = request.durable](Status st) mutable {
     if (!st) {
       shard_.complete_on(shard_.self, std::move(done), std::move(st));
+      return;
+    }
+    if (!ref.consumer) {
+      // Made, not attached to.
+      subscriptions_.erase(ref.id);
+      shard_.complete_on(shard_.self, std::move(done), ok());
       return;
     }
     if (!subscriptions_.contains(ref.id)) {
@@ -143,6 +152,7 @@ ConsumerId NamedSubscriptions::subscribe(SubscribeRequest request, ConsumerRef r
 
   NamedEntry entry;
   entry.def = NamedSubscription{name, request.destination.name, request.durable, request.selector_text};
+  entry.def.idle_expiry_ms = request.idle_expiry_ms;
   entry.definition_id = shard_.ids.next();
   entry.selector = request.selector;
   entry.no_local_origin = request.no_local_origin;
@@ -189,6 +199,7 @@ MessagePtr NamedSubscriptions::definition_message(const NamedEntry& entry) {
   def->timestamp_ms = shard_.now_ms();
   def->properties = {{"name", entry.def.name}, {"filter", entry.def.filter}, {"selector", entry.def.selector}};
   for (const auto& h : entry.def.holders) def->properties.emplace_back("holder", h);
+  if (entry.def.idle_expiry_ms != 0) def->properties.emplace_back("idle_expiry_ms", std::to_string(entry.def.idle_expiry_ms));
   return def;
 }
 
@@ -233,6 +244,23 @@ void NamedSubscriptions::replace(NamedEntry entry, MessageId previous, bool was_
       after_definition(std::move(st));
     });
   });
+}
+
+void NamedSubscriptions::sweep_idle(std::int64_t now_ms) {
+  std::vector<std::string> idle;
+  for (const auto& name : expiring_) {
+    const auto& entry = named_.find(name)->second;
+    const std::string key = queue_key(name);
+    const auto* oq = queues_.find(key);
+    // Its queue's last activity: a consumer attaching, acking or being handed a message (a
+    // restart counts as activity: the queue is made anew).
+    if (oq != nullptr && (oq->queue->consumer_count() != 0 ||
+                          now_ms - oq->queue->last_activity_ms() < static_cast<std::int64_t>(entry.def.idle_expiry_ms))) {
+      continue;
+    }
+    idle.push_back(name);
+  }
+  for (auto& name : idle) remove(std::move(name), nullptr);
 }
 
 void NamedSubscriptions::remove(std::string name, Completion done) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,9 @@ class NamedSubscriptions {
   // Attaches the consumer `ref` (homed here) to the subscription the request names, making or
   // re-making it first if needed.
   ConsumerId subscribe(SubscribeRequest request, ConsumerRef ref, Completion done);
+  // The periodic sweep: subscriptions with an idle expiry whose queue this shard owns, without
+  // consumers and untouched for that long, are removed.
+  void sweep_idle(std::int64_t now_ms);
   // Deletes the subscription and every message waiting in it (durable ones from the store).
   void remove(std::string name, Completion done);
   // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes
@@ -83,6 +87,8 @@ class NamedSubscriptions {
   // Replica: every named subscription. Ordered: a prefix (one MQTT client's) is a range, not a
   // scan of everyone's at each CONNECT.
   std::map<std::string, NamedEntry, std::less<>> named_;
+  // The names of those with an idle expiry whose queue is this shard's: what sweep_idle looks at.
+  std::set<std::string, std::less<>> expiring_;
 };
 
 }  // namespace carrier::core

@@ -44,6 +44,47 @@ TEST_F(BrokerTest, DurableSubscriptionKeepsMessagesWhileDetached) {
   EXPECT_TRUE(brokers_[0]->named_subscriptions("stomp:").empty());
 }
 
+TEST_F(BrokerTest, ASubscriptionWithAnIdleExpiryGoesOnceNobodyAttachesForThatLong) {
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, nullptr};  // no consumer: made, not attached to
+  req.subscription_name = "http:idle";
+  req.durable = true;
+  req.idle_expiry_ms = 1000;
+  on(0, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  store_.complete_all();
+  ex_.drain();
+  ASSERT_NE(brokers_[1]->named().find("http:idle"), nullptr);
+  // The expiry is kept with the durable definition (it survives a restart).
+  auto def = std::find_if(store_.records.begin(), store_.records.end(), [](const store::Record& r) {
+    return NamedSubscriptions::is_definitions_key(r.queue) && r.kind == store::RecordKind::message;
+  });
+  ASSERT_NE(def, store_.records.end());
+  EXPECT_EQ(NamedSubscriptions::parse_definition(*def->message)->def.idle_expiry_ms, 1000u);
+  auto sweep = [&] {
+    for (std::uint32_t i = 0; i < kShards; ++i) on(i, [&](Broker& b) { b.named().sweep_idle(now_); });
+    store_.complete_all();
+    ex_.drain();
+  };
+  now_ += 999;
+  sweep();
+  ASSERT_NE(brokers_[0]->named().find("http:idle"), nullptr);
+  // Attached: never idle.
+  auto c = std::make_shared<Collector>();
+  req.consumer = c;
+  ConsumerId id;
+  on(2, [&](Broker& b) { id = *b.subscribe(req, nullptr); });
+  now_ += 5000;
+  sweep();
+  ASSERT_NE(brokers_[0]->named().find("http:idle"), nullptr);
+  // Detached: idle from then on.
+  on(2, [&](Broker& b) { b.unsubscribe(id, nullptr); });
+  now_ += 999;
+  sweep();
+  ASSERT_NE(brokers_[0]->named().find("http:idle"), nullptr);
+  now_ += 1;
+  sweep();
+  for (auto& b : brokers_) EXPECT_EQ(b->named().find("http:idle"), nullptr);
+}
+
 TEST_F(BrokerTest, SharedSubscriptionConsumersCompete) {
   auto a = std::make_shared<Collector>();
   auto b = std::make_shared<Collector>();

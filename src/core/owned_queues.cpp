@@ -168,6 +168,10 @@ void OwnedQueues::remove_consumer(std::string key, ConsumerId id, Completion don
   if (done) done(ok());
 }
 
+void OwnedQueues::pause_consumer(const std::string& key, ConsumerId id) {
+  if (auto* oq = find(key)) oq->queue->pause_consumer(id);
+}
+
 void OwnedQueues::settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack,
                          bool persist_acks, std::vector<StateRecord> state, Completion done, bool requeue) {
   auto it = queues_.find(key);

@@ -69,6 +69,8 @@ class OwnedQueues {
   void enqueue(std::vector<Routed> messages, Completion verdict);
   void add_consumer(std::string key, ConsumerRef ref, Completion done);
   void remove_consumer(std::string key, ConsumerId id, Completion done);
+  // The consumer is offered nothing more (Broker::pause).
+  void pause_consumer(const std::string& key, ConsumerId id);
   void settle(std::string key, ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, bool persist_acks,
               std::vector<StateRecord> state, Completion done, bool requeue = true);
   // Deletes a queue and its messages.

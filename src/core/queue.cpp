@@ -77,6 +77,10 @@ bool Queue::has_consumer(ConsumerId id) const {
   return std::any_of(consumers_.begin(), consumers_.end(), [id](const auto& c) { return c->ref.id == id; });
 }
 
+void Queue::pause_consumer(ConsumerId id) {
+  if (auto* c = find(id)) c->ref.prefetch = 0;
+}
+
 void Queue::add_consumer(ConsumerRef consumer) {
   if (consumer.prefetch == 0) consumer.prefetch = 1;
   if (consumer.selector) ++selective_consumers_;

@@ -63,6 +63,8 @@ class Queue {
   // order; the owner requeues or schedules them. Empty if the consumer is unknown.
   std::vector<Entry> remove_consumer(ConsumerId id, bool* found = nullptr);
   bool has_consumer(ConsumerId id) const;
+  // The consumer gets no credit from now on (its unacked deliveries stay its own).
+  void pause_consumer(ConsumerId id);
 
   Outcome ack(ConsumerId id, std::span<const std::uint64_t> tags);
   Outcome nack(ConsumerId id, std::span<const std::uint64_t> tags);

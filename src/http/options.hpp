@@ -30,6 +30,17 @@ struct Options {
   std::size_t max_message_headers = 1000;
   // Levels of a destination name (each is a node in every shard's index).
   std::size_t max_destination_levels = 128;
+  // ack=lease (docs/http.md, "Leases"): leases held or being polled for, on each shard (a lease
+  // lives on the shard of the connection that polled), in all and per user; past them: 429.
+  std::size_t max_leases = 100000;
+  std::size_t max_leases_per_user = 10000;
+  // `visibility`: at least this, at most that; without it, 30 s (within these bounds).
+  std::uint64_t min_lease_visibility_ms = 1000;
+  std::uint64_t max_lease_visibility_ms = 43'200'000;  // 12 h
+  // PUT /v1/subscriptions/{name}: a subscription nobody polls for this long is deleted with its
+  // messages (0: never); at most max_subscriptions of them (429 past it).
+  std::uint64_t subscription_idle_timeout_ms = 86'400'000;  // 24 h
+  std::size_t max_subscriptions = 10000;
 };
 
 }  // namespace carrier::http

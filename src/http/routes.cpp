@@ -100,6 +100,32 @@ void Session::route() {
     }
     return;
   }
+  const bool leases = parts.size() >= 3 && parts.size() <= 4 && parts[0] == "v1" && parts[1] == "leases" &&
+                      (parts.back() == "ack" || parts.back() == "nack");
+  const bool subscription = (parts.size() == 3 || (parts.size() == 4 && parts[3] == "messages")) &&
+                            parts[0] == "v1" && parts[1] == "subscriptions";
+  if (leases || subscription) {
+    if (leases && method != bhttp::verb::post) {
+      problem(405, fmt::format("{} is not allowed here", view(req.method_string())), "Allow: POST\r\n");
+      return;
+    }
+    auto params = codec::parse_query(target.query);
+    if (!params) {
+      problem(params.error());
+      return;
+    }
+    if (leases) {
+      handle_lease(parts.size() == 4 ? parts[2] : std::string_view(), parts.back(), *params);
+      return;
+    }
+    auto name = codec::percent_decode(parts[2]);
+    if (!name) {
+      problem(name.error());
+      return;
+    }
+    handle_subscription(std::move(*name), parts.size() == 4, *params);
+    return;
+  }
   problem(404, fmt::format("no resource at '{}' (see /v1/openapi.json)", target.path.substr(0, 200)));
 }
 

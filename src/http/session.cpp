@@ -41,7 +41,12 @@ std::optional<auth::Credentials> basic_credentials(std::string_view value) {
 }  // namespace
 
 void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
-  if (auto s = session_.lock()) s->deliver_poll(id, std::move(batch));
+  if (auto s = session_.lock(); s && s->deliver_poll(id, batch)) return;
+  if (broker_.leases().holds(id)) {
+    std::vector<std::uint64_t> tags;
+    for (const auto& d : batch) tags.push_back(d.tag);
+    broker_.nack(id, std::move(tags), nullptr);
+  }
 }
 
 Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
@@ -289,6 +294,7 @@ void Session::on_write_done() {
   // ack=auto: the messages of a poll's response count as taken once it is written. The ack is
   // posted before the detach, so the queue never sees them unacked without a consumer.
   for (auto& s : writing_) {
+    if (s.leased) continue;  // the lease table's now
     if (!s.tags.empty()) broker_.ack(s.consumer, std::move(s.tags), nullptr);
     broker_.unsubscribe(s.consumer, nullptr);
   }
@@ -354,6 +360,7 @@ void Session::shutdown() {
   }
   if (poll_) {
     // Detached once the answer is written (or at close), its messages unacked: they go back.
+    release_reservation(*poll_);
     staged_.push_back(Settling{poll_->consumer, {}});
     poll_.reset();
     problem(503, "the broker is shutting down");
@@ -365,11 +372,21 @@ void Session::on_closed() {
   log()->debug("{} closed", log_prefix());
   deadline_.cancel();
   request_timer_.reset();
-  if (poll_) broker_.unsubscribe(poll_->consumer, nullptr);  // its messages go back to the queue
+  if (poll_) {
+    release_reservation(*poll_);
+    broker_.unsubscribe(poll_->consumer, nullptr);  // its messages go back to the queue
+  }
   poll_.reset();
   // Responses not (fully) written: never acked, so their messages go back too.
-  for (const auto& s : staged_) broker_.unsubscribe(s.consumer, nullptr);
-  for (const auto& s : writing_) broker_.unsubscribe(s.consumer, nullptr);
+  for (auto* settlings : {&staged_, &writing_}) {
+    for (const auto& s : *settlings) {
+      if (!s.leased) {
+        broker_.unsubscribe(s.consumer, nullptr);
+        continue;
+      }
+      for (const auto& id : s.leases) broker_.end_lease(id, core::LeaseEnd::nack, nullptr);
+    }
+  }
   staged_.clear();
   writing_.clear();
   handshake_.release();

@@ -24,14 +24,17 @@ namespace carrier::http {
 class Session;
 
 // The core's view of a waiting GET .../messages: deliveries hop to the session if it still exists.
+// One that reaches a consumer whose poll was answered with leases (a message that came before the
+// pause took effect) is given back at once, not held until the leases end.
 // Runs on: the session's shard.
 class PollConsumer : public core::Consumer {
  public:
-  explicit PollConsumer(std::weak_ptr<Session> session) : session_(std::move(session)) {}
+  PollConsumer(std::weak_ptr<Session> session, core::Broker& broker) : session_(std::move(session)), broker_(broker) {}
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch) override;
 
  private:
   std::weak_ptr<Session> session_;
+  core::Broker& broker_;
 };
 
 // One HTTP/1.1 connection: Beast's parser reads requests from the bytes its transport hands in
@@ -53,7 +56,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // Once its transport runs: refuses the connection (503) if it got no handshake slot, else arms the timer.
   void begin();
   void shutdown() override;
-  void deliver_poll(core::ConsumerId id, std::vector<core::Delivery> batch);
+  // False if the batch is for no waiting poll (it stays with its consumer).
+  bool deliver_poll(core::ConsumerId id, std::vector<core::Delivery>& batch);
 
  protected:
   void on_data(std::string& buffer) override;
@@ -71,14 +75,28 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
 
   // A poll's consumer and what its response carried: acked once that response is on the wire,
   // then detached (the rest of what it was given goes back to the queue).
+  // A leased response's consumer belongs to the lease table: nothing to do once it is written;
+  // if it never is, its leases end (the client never saw them).
   struct Settling {
     core::ConsumerId consumer;
     std::vector<std::uint64_t> tags;
+    std::vector<core::LeaseId> leases;
+    bool leased = false;
+  };
+  // What GET .../messages asked for (handle_receive.cpp).
+  struct PollParams {
+    std::uint32_t max = 0;
+    std::uint64_t wait_ms = 0;
+    bool lease = false;
+    std::uint64_t visibility_ms = 0;
   };
   struct Poll {
     core::ConsumerId consumer;
     std::uint32_t max = 0;
     std::uint64_t request = 0;  // request_seq_ of the GET it answers
+    bool lease = false;
+    std::uint64_t visibility_ms = 0;
+    std::uint32_t reserved = 0;  // leases reserved for it (LeaseTable::reserve)
   };
 
   // Parses and handles complete requests from `input` until it is used up or a request waits.
@@ -91,8 +109,17 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void route();  // routes.cpp
   void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
   void handle_receive(const model::Destination& destination, const codec::Params& params);  // handle_receive.cpp
+  std::optional<PollParams> poll_params(const codec::Params& params);  // nullopt: answered (400)
+  // Attaches `request` (its consumer set here) as the waiting poll.
+  void start_poll(core::SubscribeRequest request, const PollParams& params);
   void answer_poll(std::vector<core::Delivery> batch);
   void poll_expired(std::uint64_t seq);
+  void release_reservation(const Poll& poll);
+  // POST /v1/leases/{id}/{ack,nack}, /v1/leases/{ack,nack}: `id` empty for the batch form (handle_lease.cpp).
+  void handle_lease(std::string_view id, std::string_view action, const codec::Params& params);
+  // /v1/subscriptions/{name}[/messages] (handle_subscription.cpp).
+  void handle_subscription(std::string name, bool messages, const codec::Params& params);
+  void put_subscription(std::string name);
 
   // Writes a response and ends the request; `extra_headers` are whole "Name: value\r\n" lines.
   void respond(int status, std::string_view content_type, std::string_view body, std::string_view extra_headers = {});
