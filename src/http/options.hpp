@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/options.hpp"
+
 namespace carrier::http {
 
 // The HTTP listener's limits ([http] in the configuration; docs/http.md, docs/configuration.md).
@@ -30,6 +32,13 @@ struct Options {
   std::size_t max_message_headers = 1000;
   // Levels of a destination name (each is a node in every shard's index).
   std::size_t max_destination_levels = 128;
+  // GET .../events (Server-Sent Events): a comment line is written after this long without an
+  // event, so proxies and clients see the stream is alive.
+  std::uint32_t events_keepalive_ms = 15000;
+  // An event stream's unwritten output; past it, queue messages wait in the core and
+  // non-persistent topic messages fall under `slow_consumer` (as in [stomp]).
+  std::size_t max_pending_output_bytes = 4u << 20;
+  net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
 };
 
 }  // namespace carrier::http
