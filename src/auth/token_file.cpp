@@ -25,34 +25,29 @@ bool is_digest_hex(std::string_view text) {
 
 Result<std::vector<Token>> parse_token_file(std::string_view text, std::string_view source_name) {
   std::vector<Token> tokens;
-  std::optional<Error> error;
-  for_each_entry_line(text, [&](std::string_view line, std::size_t line_number) {
-    auto fail = [&](std::string detail) {
-      error = Error{Errc::invalid_argument, std::move(detail)};
-      return false;
-    };
-    const auto where = fmt::format("{}:{}", source_name, line_number);
+  auto error = for_each_entry_line(text, source_name, [&](std::string_view line, std::size_t,
+                                                          const std::string& where) -> std::optional<std::string> {
     // The user name may not hold ':' (user_name_problem), so the last two colons split the line.
     const auto second = line.rfind(':');
     const auto colon = second == std::string_view::npos || second == 0 ? std::string_view::npos : line.rfind(':', second - 1);
-    if (colon == std::string_view::npos) return fail(fmt::format("expected USER:EXPIRES:SHA256 in {}", where));
+    if (colon == std::string_view::npos) return fmt::format("expected USER:EXPIRES:SHA256 in {}", where);
     const auto user = line.substr(0, colon);
     const auto expires = line.substr(colon + 1, second - colon - 1);
     const auto digest = line.substr(second + 1);
-    if (auto problem = user_name_problem(user); !problem.empty()) return fail(fmt::format("{} in {}", problem, where));
+    if (auto problem = user_name_problem(user); !problem.empty()) return fmt::format("{} in {}", problem, where);
     Token t{std::string(user), 0, std::string(digest), where};
     const auto [ptr, ec] = std::from_chars(expires.data(), expires.data() + expires.size(), t.expires_s);
     if (ec != std::errc() || ptr != expires.data() + expires.size() || expires.empty() || t.expires_s < 0) {
-      return fail(fmt::format("the expiry of a token of user \"{}\" is not epoch seconds (or 0) in {}",
-                              printable_name(user), where));
+      return fmt::format("the expiry of a token of user \"{}\" is not epoch seconds (or 0) in {}", printable_name(user),
+                         where);
     }
     if (!is_digest_hex(digest)) {
-      return fail(fmt::format("a token of user \"{}\" is not a SHA-256 in 64 lower-case hex digits in {} "
-                              "(`carrier token create` writes the line)",
-                              printable_name(user), where));
+      return fmt::format("a token of user \"{}\" is not a SHA-256 in 64 lower-case hex digits in {} "
+                         "(`carrier token create` writes the line)",
+                         printable_name(user), where);
     }
     tokens.push_back(std::move(t));
-    return true;
+    return std::nullopt;
   });
   if (error) return unexpected(std::move(*error));
   return tokens;

@@ -15,27 +15,22 @@ namespace carrier::auth {
 Result<std::vector<User>> parse_user_file(std::string_view text, std::string_view source_name) {
   std::vector<User> users;
   std::unordered_map<std::string_view, std::size_t> line_of;  // name -> line, for duplicates
-  std::optional<Error> error;
-  for_each_entry_line(text, [&](std::string_view line, std::size_t line_number) {
-    auto fail = [&](std::string detail) {
-      error = Error{Errc::invalid_argument, std::move(detail)};
-      return false;
-    };
-    const auto where = fmt::format("{}:{}", source_name, line_number);
+  auto error = for_each_entry_line(text, source_name, [&](std::string_view line, std::size_t line_number,
+                                                          const std::string& where) -> std::optional<std::string> {
     const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return fail(fmt::format("expected NAME:HASH in {}", where));
+    if (colon == std::string_view::npos) return fmt::format("expected NAME:HASH in {}", where);
     const auto name = line.substr(0, colon);
     const auto hash = line.substr(colon + 1);
-    if (auto problem = user_name_problem(name); !problem.empty()) return fail(fmt::format("{} in {}", problem, where));
+    if (auto problem = user_name_problem(name); !problem.empty()) return fmt::format("{} in {}", problem, where);
     if (auto problem = password_hash_problem(hash); !problem.empty()) {
-      return fail(fmt::format("the hash of user \"{}\" {} in {}", printable_name(name), problem, where));
+      return fmt::format("the hash of user \"{}\" {} in {}", printable_name(name), problem, where);
     }
     if (auto [it, fresh] = line_of.emplace(name, line_number); !fresh) {
-      return fail(fmt::format("user \"{}\" is defined twice, in {}:{} and {}", printable_name(name), source_name,
-                              it->second, where));
+      return fmt::format("user \"{}\" is defined twice, in {}:{} and {}", printable_name(name), source_name, it->second,
+                         where);
     }
     users.push_back(User{std::string(name), std::string(hash), where});
-    return true;
+    return std::nullopt;
   });
   if (error) return unexpected(std::move(*error));
   return users;
