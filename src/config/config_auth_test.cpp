@@ -147,11 +147,6 @@ TEST(ConfigAuth, NoAnonymousAndNoUsersIsAnError) {
 }
 
 
-// Issue 10: limits on connections that have not logged in, and on failed logins.
-
-}  // namespace
-}  // namespace carrier::config
-
 TEST(ConfigAuth, TokensFileIsReadBesideTheConfigFile) {
   TempFile file(fmt::format("[auth]\ntokens_file = \"tokens.txt\"\n[[auth.user]]\nname = \"a\"\npassword_hash = \"{}\"\n",
                             kHash));
@@ -172,3 +167,8 @@ TEST(ConfigAuth, TokensFileIsReadBesideTheConfigFile) {
   ASSERT_FALSE(loaded);
   EXPECT_THAT(loaded.error().detail, HasSubstr(tokens.string() + ":1"));
 }
+
+// Issue 10: limits on connections that have not logged in, and on failed logins.
+
+}  // namespace
+}  // namespace carrier::config
