@@ -3,6 +3,7 @@
 messages are acked once written; a client that does not read holds no more than its bound."""
 
 import base64
+import time
 import json
 import subprocess
 import uuid
@@ -133,3 +134,28 @@ def test_bad_event_requests(broker, path, status):
 def test_events_take_only_get(broker):
     r = request(broker.http_port, "POST", f"/v1/queues/{name()}/events", body=b"x")
     assert r.status == 405 and r.headers["allow"] == "GET", r
+
+
+def test_shutdown_ends_open_streams_and_waiting_replies(broker):
+    # An event stream and a reply=wait request are open when the broker stops: both end (the
+    # stream closes, the request gets its 503) and the broker exits cleanly.
+    import threading
+    q = name()
+    s = open_stream(broker.http_port, f"/v1/queues/{q}/events")
+    answer = {}
+
+    def ask():
+        answer["r"] = request(broker.http_port, "POST", f"/v1/queues/{q}/messages?reply=wait&timeout=30s",
+                              body=b"anyone?", timeout=30)
+
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    e = s.next_event()  # the request reached the stream: it waits for its reply now
+    assert e["data"] == "anyone?"
+    assert broker.stop() == 0, broker.log()
+    t.join(10)
+    assert answer["r"].status == 503, answer
+    with pytest.raises(EOFError):
+        while True:
+            s._fill(time.monotonic() + 5)
+    s.close()
