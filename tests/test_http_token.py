@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from helpers.broker import carrier_bin
-from helpers.http import basic, receive, request, send
+from helpers.http import alice_line, basic, receive, request, send  # noqa: F401 (alice_line: a fixture)
 
 
 def name():
@@ -29,12 +29,6 @@ def create_token(user, tokens_file, *extra):
     return result.stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def alice_line():
-    result = subprocess.run([str(carrier_bin()), "passwd", "alice"], input="wonderland\n",
-                            capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
 
 
 def token_broker(broker_factory, alice_line, extra="", tokens=None):
