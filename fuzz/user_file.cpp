@@ -1,5 +1,6 @@
-// libFuzzer target for the users file (auth::parse_user_file) and the user name and password
-// hash syntax checks it shares with [[auth.user]] in the config file.
+// libFuzzer target for the users file (auth::parse_user_file), the tokens file
+// (auth::parse_token_file, the same line shape) and the user name and password hash syntax
+// checks they share with [[auth.user]] in the config file.
 //
 // The whole input is a users file. Whatever it holds, parsing must return (never crash); an
 // error must be an invalid_argument naming the file; every accepted user must pass the syntax
@@ -14,6 +15,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "auth/token_file.hpp"
 #include "auth/user_file.hpp"
 #include "auth/user_syntax.hpp"
 
@@ -48,6 +50,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < users->size(); ++i) {
       FUZZ_CHECK((*reread)[i].name == (*users)[i].name);
       FUZZ_CHECK((*reread)[i].password_hash == (*users)[i].password_hash);
+    }
+  }
+
+  // The same bytes as a tokens file: accepted lines read back the same from token_line().
+  auto tokens = auth::parse_token_file(text, kSource);
+  if (!tokens) {
+    FUZZ_CHECK(tokens.error().code == Errc::invalid_argument);
+    FUZZ_CHECK(tokens.error().detail.find(kSource) != std::string::npos);
+  } else {
+    std::string again;
+    for (const auto& t : *tokens) {
+      FUZZ_CHECK(auth::user_name_problem(t.user).empty());
+      FUZZ_CHECK(t.expires_s >= 0 && t.digest_hex.size() == 64);
+      again += auth::token_line(t) + "\n";
+    }
+    auto reread = auth::parse_token_file(again, kSource);
+    FUZZ_CHECK(reread.has_value() && reread->size() == tokens->size());
+    for (std::size_t i = 0; i < tokens->size(); ++i) {
+      FUZZ_CHECK((*reread)[i].user == (*tokens)[i].user);
+      FUZZ_CHECK((*reread)[i].expires_s == (*tokens)[i].expires_s);
+      FUZZ_CHECK((*reread)[i].digest_hex == (*tokens)[i].digest_hex);
     }
   }
 

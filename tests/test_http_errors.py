@@ -2,13 +2,11 @@
 (application/problem+json with type, title, status, detail), and HTTP Basic authentication
 with the users STOMP and MQTT clients use."""
 
-import subprocess
 import uuid
 
 import pytest
 
-from helpers.broker import carrier_bin
-from helpers.http import Raw, basic, receive, request, send
+from helpers.http import alice_line, Raw, basic, receive, request, send  # noqa: F401 (alice_line: a fixture)
 
 
 def name():
@@ -143,12 +141,6 @@ def test_malformed_request_line_is_400_and_closes(broker):
 
 # --- authentication ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def alice_line():
-    result = subprocess.run([str(carrier_bin()), "passwd", "alice"], input="wonderland\n",
-                            capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
 
 
 @pytest.fixture

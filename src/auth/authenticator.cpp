@@ -49,6 +49,12 @@ Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& opti
     return unexpected(Errc::invalid_argument,
                       "auth.anonymous is false but no user is configured: no client could connect");
   }
+  for (const auto& t : options.tokens) {
+    if (!seen.contains(t.user)) {
+      return unexpected(Errc::invalid_argument, fmt::format("a token of user \"{}\" in {}: no such user is configured",
+                                                            printable_name(t.user), t.source));
+    }
+  }
   std::unique_ptr<Authenticator> a(new Authenticator(options, executor, std::move(clock)));
   if (a->has_users()) {
     const unsigned threads = std::max(1u, options.verify_threads);
@@ -65,6 +71,7 @@ Authenticator::Authenticator(const Options& options, core::Executor& executor, C
       max_pending_suspect_(options.max_pending_suspect),
       clock_(std::move(clock)),
       users_(by_name(options.users)),
+      tokens_(options.tokens),
       ledger_(FailureLimits{options.source_failure_limit, options.total_failure_limit,
                             std::chrono::milliseconds(options.failure_window_ms), options.max_sources}) {}
 
@@ -127,6 +134,26 @@ std::optional<Outcome> Authenticator::authenticate(Credentials credentials, mode
     lane.push_back(std::move(check));
   }
   wake_.notify_one();
+  return std::nullopt;
+}
+
+std::optional<Outcome> Authenticator::authenticate_token(std::string_view token, std::string_view source,
+                                                        model::ShardId shard, Done done) {
+  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Outcome{Verdict::busy, {}};
+    const auto now = clock_();
+    if (ledger_.standing(source, now) == Standing::barred) {
+      warn_refusing("logins from sources that failed too often");
+      return Outcome{Verdict::throttled, {}};
+    }
+    if (auto user = tokens_.user_of(token, now_s)) return Outcome{Verdict::accepted, std::move(*user)};
+    ledger_.record_failure(source, now);
+  }
+  reply(shard, Outcome{Verdict::rejected, {}}, std::move(done));
   return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 
 #include "auth/failure_ledger.hpp"
 #include "auth/options.hpp"
+#include "auth/token_table.hpp"
 #include "base/result.hpp"
 #include "core/executor.hpp"
 
@@ -75,6 +76,14 @@ class Authenticator {
   // the broker stops first). `done` is not called when an outcome is returned.
   std::optional<Outcome> authenticate(Credentials credentials, model::ShardId shard, Done done);
 
+  // HTTP `Authorization: Bearer`: the token is checked here and now (a SHA-256, no verifier
+  // thread). A source over its failure budget is `throttled` at once; an unknown or expired
+  // token counts as a failure in the same ledger as a wrong password and is answered through
+  // `done` after failure_delay_ms; an accepted one is returned.
+  std::optional<Outcome> authenticate_token(std::string_view token, std::string_view source, model::ShardId shard,
+                                            Done done);
+  bool has_tokens() const { return !tokens_.empty(); }
+
   // Whether any user is configured (else every client is let in).
   bool has_users() const { return !users_.empty(); }
   bool allows_anonymous() const { return anonymous_; }
@@ -108,6 +117,7 @@ class Authenticator {
   const std::size_t max_pending_suspect_;
   Clock clock_;
   const std::unordered_map<std::string, std::string> users_;  // name -> hash; read-only once made
+  const TokenTable tokens_;  // read-only once made
   std::string decoy_hash_;  // verified for unknown names; set by each verifier before its first check
 
   std::mutex mutex_;

@@ -16,6 +16,16 @@ struct User {
   std::string source;  // where it was defined ("users.txt:3", "carrier.toml:12:1"), for errors
 };
 
+// A bearer token (HTTP `Authorization: Bearer`) for a user: never the token itself, only its
+// SHA-256 (the token is 256 random bits, so a fast hash is as safe as a slow one) and when it
+// stops working. `carrier token create` makes one (docs/auth.md).
+struct Token {
+  std::string user;
+  std::int64_t expires_s = 0;  // epoch seconds; 0: never
+  std::string digest_hex;      // SHA-256 of the token, 64 lower-case hex digits
+  std::string source;          // "tokens.txt:3", for errors
+};
+
 // The [auth] section. With no users, every client is let in as today (zero-config `make run`).
 struct Options {
   // Clients that send no credentials: let in (as nobody) or refused. Unset: true when no users
@@ -24,6 +34,10 @@ struct Options {
   // A file of `name:hash` lines, read once at start-up (its users are added to `users`).
   std::filesystem::path users_file;
   std::vector<User> users;  // [[auth.user]] entries, then the users file's
+  // A file of `USER:EXPIRES:SHA256` lines (`carrier token create` appends them), read once at
+  // start-up; its tokens authenticate HTTP requests as their user.
+  std::filesystem::path tokens_file;
+  std::vector<Token> tokens;
   // A failed login is answered after this long: slows a client guessing passwords one by one.
   std::uint32_t failure_delay_ms = 1000;
   // Threads that verify passwords (each argon2id verification holds the hash's memory, 64 MiB

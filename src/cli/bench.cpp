@@ -88,11 +88,14 @@ int run_bench(const Options& o) {
   RunControl control(o);
   Workers w;
   const bool stomp = o.protocol == Protocol::stomp;
+  const bool http = o.protocol == Protocol::http;
 
   // Consumers first, each subscribed (receipt / SUBACK) before anything is sent: a topic
   // subscriber that joins late would miss messages and count them as lost.
   for (unsigned i = 0; i < o.consumers; ++i) {
-    w.consumers.push_back(stomp ? make_stomp_consumer(control, i) : make_mqtt_consumer(control, i));
+    w.consumers.push_back(stomp ? make_stomp_consumer(control, i)
+                          : http  ? make_http_consumer(control, i)
+                                  : make_mqtt_consumer(control, i));
     if (auto s = w.consumers.back()->start(); !s) {
       std::fprintf(stderr, "carrier bench: consumer %u: %s\n", i, s.error().to_string().c_str());
       return kExitFailure;
@@ -101,7 +104,9 @@ int run_bench(const Options& o) {
   for (unsigned i = 0; i < o.producers; ++i) {
     std::uint64_t quota = 0;
     if (o.count > 0) quota = o.count / o.producers + (i < o.count % o.producers ? 1 : 0);
-    w.producers.push_back(stomp ? make_stomp_producer(control, i, quota) : make_mqtt_producer(control, i, quota));
+    w.producers.push_back(stomp ? make_stomp_producer(control, i, quota)
+                          : http  ? make_http_producer(control, i, quota)
+                                  : make_mqtt_producer(control, i, quota));
     if (auto s = w.producers.back()->connect(); !s) {
       std::fprintf(stderr, "carrier bench: producer %u: %s\n", i, s.error().to_string().c_str());
       return kExitFailure;
@@ -235,7 +240,7 @@ void add_bench_command(CLI::App& app) {
   auto raw = std::make_shared<RawOptions>();
   auto* cmd = app.add_subcommand("bench", "Load-test a STOMP or MQTT broker (throughput, latency, loss)");
   cmd->add_option("--preset", raw->preset, preset_help());
-  cmd->add_option("--protocol", raw->protocol, "stomp | mqtt (default stomp)");
+  cmd->add_option("--protocol", raw->protocol, "stomp | mqtt | http (default stomp)");
   cmd->add_option("--server", raw->server,
                   "Broker HOST:PORT (default 127.0.0.1:61613 for STOMP, 127.0.0.1:1883 for MQTT)");
   cmd->add_option("--producers", raw->producers, "Producing connections (default 1)");

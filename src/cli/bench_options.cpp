@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::uint16_t kStompPort = 61613;
 constexpr std::uint16_t kMqttPort = 1883;
+constexpr std::uint16_t kHttpPort = 8080;
 
 // One preset: the settings it fixes. Everything else keeps the defaults; explicit flags win.
 struct PresetSettings {
@@ -77,7 +78,14 @@ std::string format_number(double value) {
 
 }  // namespace
 
-std::string_view to_string(Protocol protocol) { return protocol == Protocol::stomp ? "stomp" : "mqtt"; }
+std::string_view to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::stomp: return "stomp";
+    case Protocol::mqtt: return "mqtt";
+    case Protocol::http: return "http";
+  }
+  return "stomp";
+}
 std::string_view to_string(Kind kind) { return kind == Kind::queue ? "queue" : "topic"; }
 std::string_view to_string(Ack ack) {
   switch (ack) {
@@ -117,6 +125,9 @@ std::string Options::command_line() const {
     if (prefetch) out << " --prefetch " << *prefetch;
     if (persistent) out << " --persistent";
     if (!vhost.empty()) out << " --vhost " << vhost;
+  } else if (protocol == Protocol::http) {
+    if (prefetch) out << " --prefetch " << *prefetch;
+    if (persistent) out << " --persistent";
   } else {
     out << " --qos " << qos;
     if (mqtt_v5) out << " --mqtt-version 5";
@@ -154,11 +165,14 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
       o.protocol = Protocol::stomp;
     } else if (*raw.protocol == "mqtt") {
       o.protocol = Protocol::mqtt;
+    } else if (*raw.protocol == "http") {
+      o.protocol = Protocol::http;
     } else {
-      return bad("--protocol must be stomp or mqtt, got " + *raw.protocol);
+      return bad("--protocol must be stomp, mqtt or http, got " + *raw.protocol);
     }
   }
   const bool stomp = o.protocol == Protocol::stomp;
+  const bool http = o.protocol == Protocol::http;
   if (raw.kind) {
     if (*raw.kind == "queue") {
       o.kind = Kind::queue;
@@ -223,10 +237,17 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
       return bad("--mqtt-version must be 3.1.1 or 5, got " + *raw.mqtt_version);
     }
   }
-  if (stomp) {
+  if (stomp || http) {
     if (raw.qos) return bad("--qos is for --protocol mqtt (STOMP: --receipts, --ack, --persistent)");
     if (raw.mqtt_version) return bad("--mqtt-version is for --protocol mqtt");
-  } else {
+  }
+  if (http) {
+    // Producers POST to a queue and consumers long-poll it (ack=auto).
+    if (o.kind != Kind::queue) return bad("--protocol http runs with --kind queue (consumers long-poll a queue)");
+    if (raw.ack) return bad("--ack is for --protocol stomp (an HTTP long poll acknowledges on write)");
+    if (raw.vhost) return bad("--vhost is for --protocol stomp");
+    if (o.receipts > 10000) return bad("--receipts with HTTP (requests pipelined per producer) is at most 10000");
+  } else if (!stomp) {
     if (raw.ack) return bad("--ack is for --protocol stomp (MQTT acknowledges by --qos)");
     if (raw.prefetch) return bad("--prefetch is for --protocol stomp");
     if (o.persistent) return bad("--persistent is for --protocol stomp (MQTT: --qos 1 or 2)");
@@ -238,7 +259,7 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
     if (o.receipts > 65534) return bad("--receipts with MQTT is at most 65534 (packet ids)");
   }
 
-  const std::uint16_t default_port = stomp ? kStompPort : kMqttPort;
+  const std::uint16_t default_port = stomp ? kStompPort : http ? kHttpPort : kMqttPort;
   auto endpoint = client::parse_endpoint(raw.server.value_or("127.0.0.1"), default_port);
   if (!endpoint) return bad("--server: " + endpoint.error().detail);
   o.host = endpoint->host;
@@ -248,6 +269,9 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
   std::snprintf(run_hex, sizeof run_hex, "%08x", run_id);
   if (raw.dest) {
     if (raw.dest->empty()) return bad("--dest must not be empty");
+    if (http && raw.dest->find_first_of("/?#%*> ") != std::string::npos) {
+      return bad("--dest is a queue name in a URL here (levels separated by '.')");
+    }
     if (stomp && !raw.dest->starts_with('/')) {
       o.dest = std::string(o.kind == Kind::queue ? "/queue/" : "/topic/") + *raw.dest;
     } else {
@@ -255,10 +279,12 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
     }
   } else if (stomp) {
     o.dest = std::string(o.kind == Kind::queue ? "/queue/" : "/topic/") + "carrier-bench-" + run_hex;
+  } else if (http) {
+    o.dest = std::string("carrier-bench-") + run_hex;
   } else {
     o.dest = std::string("carrier-bench/") + run_hex;
   }
-  if (!stomp && (o.dest.find_first_of("+#") != std::string::npos)) {
+  if (o.protocol == Protocol::mqtt && (o.dest.find_first_of("+#") != std::string::npos)) {
     return bad("--dest is an MQTT topic name here: no wildcards");
   }
   if (raw.vhost) {

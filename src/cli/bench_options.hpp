@@ -10,7 +10,7 @@
 
 namespace carrier::cli::bench {
 
-enum class Protocol { stomp, mqtt };
+enum class Protocol { stomp, mqtt, http };
 enum class Kind { queue, topic };
 enum class Ack { automatic, client, client_individual };
 

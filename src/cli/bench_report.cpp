@@ -31,6 +31,8 @@ std::string shape(const Options& o) {
     s += ", ack " + std::string(to_string(o.ack));
     if (o.prefetch) s += ", prefetch " + std::to_string(*o.prefetch);
     if (o.persistent) s += ", persistent";
+  } else if (o.protocol == Protocol::http) {
+    if (o.persistent) s += ", persistent";
   } else {
     s += ", QoS " + std::to_string(o.qos);
     if (o.mqtt_v5) s += ", MQTT 5";
@@ -138,6 +140,8 @@ nlohmann::json to_json(const Report& r) {
   if (o.protocol == Protocol::stomp) {
     j["ack"] = to_string(o.ack);
     j["prefetch"] = o.prefetch ? nlohmann::json(*o.prefetch) : nlohmann::json(nullptr);
+    j["persistent"] = o.persistent;
+  } else if (o.protocol == Protocol::http) {
     j["persistent"] = o.persistent;
   } else {
     j["qos"] = o.qos;

@@ -217,6 +217,34 @@ TEST(BenchOptions, MqttPresetsAndDefaults) {
   EXPECT_EQ(o->port, 11883);
 }
 
+TEST(BenchOptions, HttpDefaultsAndRefusals) {
+  RawOptions raw;
+  raw.protocol = "http";
+  raw.receipts = 16;
+  raw.persistent = true;
+  auto o = resolve(raw, 0xabc);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->protocol, Protocol::http);
+  EXPECT_EQ(o->port, 8080);
+  EXPECT_EQ(o->dest, "carrier-bench-00000abc");  // a queue name in the URL
+  EXPECT_EQ(o->receipts, 16u);                    // requests pipelined per producer
+  EXPECT_NE(o->command_line().find("--protocol http"), std::string::npos);
+  auto refused = [](RawOptions r) { return !resolve(r, 1).has_value(); };
+  raw = {};
+  raw.protocol = "http";
+  raw.kind = "topic";  // consumers long-poll a queue
+  EXPECT_TRUE(refused(raw));
+  raw.kind.reset();
+  raw.qos = 1;
+  EXPECT_TRUE(refused(raw));
+  raw.qos.reset();
+  raw.ack = "client";
+  EXPECT_TRUE(refused(raw));
+  raw.ack.reset();
+  raw.dest = "a/b";
+  EXPECT_TRUE(refused(raw));
+}
+
 TEST(BenchOptions, RefusesBadCombinations) {
   auto refused = [](RawOptions raw) { return !resolve(raw, 1).has_value(); };
   RawOptions raw;

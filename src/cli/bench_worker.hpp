@@ -129,5 +129,7 @@ std::unique_ptr<Producer> make_stomp_producer(RunControl& control, std::uint32_t
 std::unique_ptr<Consumer> make_stomp_consumer(RunControl& control, std::uint32_t index);
 std::unique_ptr<Producer> make_mqtt_producer(RunControl& control, std::uint32_t index, std::uint64_t quota);
 std::unique_ptr<Consumer> make_mqtt_consumer(RunControl& control, std::uint32_t index);
+std::unique_ptr<Producer> make_http_producer(RunControl& control, std::uint32_t index, std::uint64_t quota);
+std::unique_ptr<Consumer> make_http_consumer(RunControl& control, std::uint32_t index);
 
 }  // namespace carrier::cli::bench

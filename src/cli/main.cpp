@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/passwd.hpp"
 #include "cli/serve.hpp"
+#include "cli/token.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"carrier: a message broker (STOMP; MQTT and HTTP to come)"};
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_version_command(app);
   carrier::cli::add_bench_command(app);
   carrier::cli::add_passwd_command(app);
+  carrier::cli::add_token_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "auth/token_file.hpp"
 #include "auth/user_file.hpp"
 #include "auth/user_syntax.hpp"
 
@@ -385,6 +386,11 @@ constexpr Key kHttpKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.subscription_idle_timeout_ms); }},
     {"max_subscriptions",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.max_subscriptions); }},
+    {"events_keepalive_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 100, kUint32Max), c.http.events_keepalive_ms); }},
+    {"max_pending_output_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 64 * 1024, kInt64Max), c.http.max_pending_output_bytes); }},
+    {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.http.slow_consumer); }},
 };
 
 constexpr Key kCoreKeys[] = {
@@ -586,6 +592,13 @@ constexpr Key kAuthKeys[] = {
        c.auth.users_file = std::move(*path);
        return ok();
      }},
+    {"tokens_file",
+     [](const Field& f, Config& c) -> Status {
+       auto path = read_string(f);
+       if (!path) return unexpected(std::move(path).error());
+       c.auth.tokens_file = std::move(*path);
+       return ok();
+     }},
     {"failure_delay_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, 60'000), c.auth.failure_delay_ms); }},
     {"verify_threads",
@@ -784,12 +797,15 @@ Status apply_flags(const Flags& flags, Config& config) {
   return ok();
 }
 
+// A relative path in the configuration file is relative to that file.
+void resolve_beside(const std::optional<std::filesystem::path>& config_file, std::filesystem::path& path) {
+  if (path.is_relative() && config_file && config_file->has_parent_path()) path = config_file->parent_path() / path;
+}
+
 // Adds the users of [auth] users_file to the inline ones; then checks someone can log in.
 Status load_users(const std::optional<std::filesystem::path>& config_file, auth::Options& options) {
   if (!options.users_file.empty()) {
-    if (options.users_file.is_relative() && config_file && config_file->has_parent_path()) {
-      options.users_file = config_file->parent_path() / options.users_file;
-    }
+    resolve_beside(config_file, options.users_file);
     auto users = auth::read_user_file(options.users_file);
     if (!users) return unexpected(std::move(users).error());
     for (auto& u : *users) {
@@ -802,6 +818,12 @@ Status load_users(const std::optional<std::filesystem::path>& config_file, auth:
       }
     }
     for (auto& u : *users) options.users.push_back(std::move(u));
+  }
+  if (!options.tokens_file.empty()) {
+    resolve_beside(config_file, options.tokens_file);
+    auto tokens = auth::read_token_file(options.tokens_file);
+    if (!tokens) return unexpected(std::move(tokens).error());
+    options.tokens = std::move(*tokens);
   }
   if (!options.allows_anonymous() && options.users.empty()) {
     return unexpected(Errc::invalid_argument,

@@ -147,6 +147,27 @@ TEST(ConfigAuth, NoAnonymousAndNoUsersIsAnError) {
 }
 
 
+TEST(ConfigAuth, TokensFileIsReadBesideTheConfigFile) {
+  TempFile file(fmt::format("[auth]\ntokens_file = \"tokens.txt\"\n[[auth.user]]\nname = \"a\"\npassword_hash = \"{}\"\n",
+                            kHash));
+  Flags flags;
+  flags.config_file = file.path();
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr("cannot read tokens file"));
+  const auto tokens = file.write("tokens.txt", "# tokens\na:0:" + std::string(64, 'f') + "\n");
+  loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->auth.tokens_file, tokens);
+  ASSERT_EQ(loaded->auth.tokens.size(), 1u);
+  EXPECT_EQ(loaded->auth.tokens[0].user, "a");
+  EXPECT_EQ(loaded->auth.tokens[0].source, tokens.string() + ":2");
+  file.write("tokens.txt", "a:0:nothex\n");
+  loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr(tokens.string() + ":1"));
+}
+
 // Issue 10: limits on connections that have not logged in, and on failed logins.
 
 }  // namespace

@@ -697,6 +697,20 @@ max_subscriptions = 2
   EXPECT_THAT(toml_error("[http]\nmin_lease_visibility_ms = 0"), StartsWith("'http.min_lease_visibility_ms'"));
 }
 
+TEST(ConfigHttp, EventStreamKeys) {
+  const Config d = parse_ok("");
+  EXPECT_EQ(d.http.events_keepalive_ms, 15000u);
+  EXPECT_EQ(d.http.max_pending_output_bytes, d.stomp.max_pending_output_bytes);
+  EXPECT_EQ(d.http.slow_consumer, net::SlowConsumerPolicy::drop);
+  const Config c = parse_ok("[http]\nevents_keepalive_ms = 250\nmax_pending_output_bytes = 65536\n"
+                            "slow_consumer = \"disconnect\"\n");
+  EXPECT_EQ(c.http.events_keepalive_ms, 250u);
+  EXPECT_EQ(c.http.max_pending_output_bytes, 65536u);
+  EXPECT_EQ(c.http.slow_consumer, net::SlowConsumerPolicy::disconnect);
+  EXPECT_THAT(toml_error("[http]\nevents_keepalive_ms = 5"), StartsWith("'http.events_keepalive_ms'"));
+  EXPECT_THAT(toml_error("[http]\nslow_consumer = \"ignore\""), StartsWith("'http.slow_consumer'"));
+}
+
 TEST(ConfigHttp, FlagOverridesTheFile) {
   TempFile file("[http]\nlisten = \"127.0.0.1:2000\"\n");
   Flags flags;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "http/codec/body_encoding.hpp"
+#include "http/delivery_json.hpp"
 #include "http/session.hpp"
 
 namespace carrier::http {
@@ -17,36 +17,6 @@ constexpr std::chrono::milliseconds kMinimalWait{20};
 constexpr std::uint32_t kDefaultMax = 10;
 // ack=lease without `visibility` (within the configured bounds).
 constexpr std::uint64_t kDefaultVisibilityMs = 30000;
-
-nlohmann::json to_json(const core::Delivery& d) {
-  const model::Message& m = *d.message;
-  char id[36];
-  m.id.to_chars(id);
-  nlohmann::json headers = nlohmann::json::object();
-  headers["priority"] = std::to_string(m.priority);
-  headers["timestamp"] = std::to_string(m.timestamp_ms);
-  if (m.persistent) headers["persistent"] = "true";
-  if (m.expires_ms != 0) headers["expires"] = std::to_string(m.expires_ms);
-  if (!m.correlation_id.empty()) headers["correlation-id"] = m.correlation_id;
-  if (!m.reply_to.empty()) headers["reply-to"] = m.reply_to;
-  if (!m.type.empty()) headers["type"] = m.type;
-  if (!m.content_type.empty()) headers["content-type"] = m.content_type;
-  for (const auto& [name, value] : m.properties) {
-    if (!headers.contains(name)) headers[name] = value;
-  }
-  nlohmann::json out{{"id", std::string(id, sizeof id)},
-                     {"destination", m.destination.uri()},
-                     {"redelivered", d.redelivered},
-                     {"delivery_count", d.delivery_count},
-                     {"headers", std::move(headers)}};
-  const std::string_view body = m.body ? std::string_view(*m.body) : std::string_view();
-  if (codec::is_utf8(body)) {
-    out["body"] = std::string(body);
-  } else {
-    out["body_base64"] = codec::base64_encode(body);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -175,7 +145,7 @@ void Session::answer_poll(std::vector<core::Delivery> batch) {
         broker_.leases().grant(user_, poll_->reserved, poll_->consumer, batch, poll_->visibility_ms);
     const std::int64_t until = broker_.now_ms() + static_cast<std::int64_t>(poll_->visibility_ms);
     for (std::size_t i = 0; i < settling.leases.size(); ++i) {
-      auto m = to_json(batch[i]);
+      auto m = delivery_json(batch[i]);
       m["lease"] = settling.leases[i].to_string();
       m["lease_expires_ms"] = until;
       messages.push_back(std::move(m));
@@ -184,7 +154,7 @@ void Session::answer_poll(std::vector<core::Delivery> batch) {
   } else {
     for (const auto& d : batch) {
       // The consumer's prefetch is `max`: a batch never holds more.
-      messages.push_back(to_json(d));
+      messages.push_back(delivery_json(d));
       settling.tags.push_back(d.tag);
     }
   }

@@ -23,8 +23,13 @@ std::string_view media_type(std::string_view content_type) {
 
 void Session::handle_send(const model::Destination& destination, const codec::Params& params) {
   const Request& req = *current_;
-  if (auto unknown = codec::unknown_param(params, {"persistent"})) {
-    problem(400, fmt::format("unknown query parameter '{}' (allowed: persistent)", unknown->substr(0, 64)));
+  if (auto unknown = codec::unknown_param(params, {"persistent", "reply", "timeout"})) {
+    problem(400, fmt::format("unknown query parameter '{}' (allowed: persistent, reply, timeout)", unknown->substr(0, 64)));
+    return;
+  }
+  auto reply = reply_wait(params);
+  if (!reply) {
+    problem(reply.error());
     return;
   }
   std::optional<bool> persistent;
@@ -114,6 +119,10 @@ void Session::handle_send(const model::Destination& destination, const codec::Pa
     messages.push_back(std::move(m));
   }
 
+  if (*reply) {
+    send_awaiting_reply(std::move(messages), **reply);
+    return;
+  }
   nlohmann::json ids = nlohmann::json::array();
   char text[36];
   for (const auto& m : messages) {

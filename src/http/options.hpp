@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "net/options.hpp"
+
 namespace carrier::http {
 
 // The HTTP listener's limits ([http] in the configuration; docs/http.md, docs/configuration.md).
@@ -41,6 +43,13 @@ struct Options {
   // messages (0: never); at most max_subscriptions of them (429 past it).
   std::uint64_t subscription_idle_timeout_ms = 86'400'000;  // 24 h
   std::size_t max_subscriptions = 10000;
+  // GET .../events (Server-Sent Events): a comment line is written after this long without an
+  // event, so proxies and clients see the stream is alive.
+  std::uint32_t events_keepalive_ms = 15000;
+  // An event stream's unwritten output; past it, queue messages wait in the core and
+  // non-persistent topic messages fall under `slow_consumer` (as in [stomp]).
+  std::size_t max_pending_output_bytes = 4u << 20;
+  net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
 };
 
 }  // namespace carrier::http

@@ -29,14 +29,15 @@ std::vector<std::string_view> segments(std::string_view path) {
 // A destination named in a path: a plain core name, no wildcards (a poll consumes one queue),
 // nothing reserved ('$': the broker's own queues and exchanges).
 Result<model::Destination> destination_from(std::string_view segment, model::DestinationKind kind,
-                                           std::size_t max_levels) {
+                                           std::size_t max_levels, bool filter = false) {
   auto name = codec::percent_decode(segment);
   if (!name) return unexpected(name.error());
   if (name->empty()) return unexpected(Errc::invalid_argument, "the destination name is empty");
   if (name->front() == '$') {
     return unexpected(Errc::permission_denied, fmt::format("destination names starting with '$' are reserved"));
   }
-  if (name->find_first_of("*>#+") != std::string::npos) {
+  // A topic filter (GET /v1/topics/{filter}/events) takes the core's wildcards * and >.
+  if (name->find_first_of(filter ? "#+" : "*>#+") != std::string::npos) {
     return unexpected(Errc::invalid_argument, "a destination name here may not contain wildcards (* > # +)");
   }
   const auto levels = static_cast<std::size_t>(std::count(name->begin(), name->end(), '.')) + 1;
@@ -124,6 +125,23 @@ void Session::route() {
       return;
     }
     handle_subscription(std::move(*name), parts.size() == 4, *params);
+    return;
+  }
+  const bool events = parts.size() == 4 && parts[0] == "v1" && parts[3] == "events";
+  if (events && (parts[1] == "queues" || parts[1] == "topics")) {
+    if (method != bhttp::verb::get) {
+      problem(405, fmt::format("{} is not allowed here", view(req.method_string())), "Allow: GET\r\n");
+      return;
+    }
+    const bool queue = parts[1] == "queues";
+    auto destination = destination_from(parts[2], queue ? model::DestinationKind::queue : model::DestinationKind::topic,
+                                         options_.max_destination_levels, !queue);
+    auto params = codec::parse_query(target.query);
+    if (!destination || !params) {
+      problem(destination ? params.error() : destination.error());
+      return;
+    }
+    handle_events(*destination, *params);
     return;
   }
   problem(404, fmt::format("no resource at '{}' (see /v1/openapi.json)", target.path.substr(0, 200)));

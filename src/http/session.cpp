@@ -38,10 +38,30 @@ std::optional<auth::Credentials> basic_credentials(std::string_view value) {
   return c;
 }
 
+// "Bearer abc" -> "abc" (RFC 6750 2.1). nullopt: not a Bearer header.
+std::optional<std::string_view> bearer_token(std::string_view value) {
+  if (value.size() < 7 || !boost::beast::iequals(boost::beast::string_view(value.data(), 7), "Bearer ")) return std::nullopt;
+  auto token = value.substr(7);
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return token;
+}
+
+constexpr std::string_view kInvalidToken = "WWW-Authenticate: Bearer realm=\"carrier\", error=\"invalid_token\"\r\n";
+
 }  // namespace
 
 void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
-  if (auto s = session_.lock(); s && s->deliver_poll(id, batch)) return;
+  auto s = session_.lock();
+  if (s && s->awaits_reply(id)) {
+    s->deliver_reply(id, std::move(batch));
+    return;
+  }
+  if (s && s->streams_events()) {
+    s->deliver_events(id, std::move(batch));
+    return;
+  }
+  if (s && s->deliver_poll(id, batch)) return;
   if (broker_.leases().holds(id)) {
     std::vector<std::uint64_t> tags;
     for (const auto& d : batch) tags.push_back(d.tag);
@@ -57,7 +77,8 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       authenticator_(authenticator),
       handshake_(std::move(handshake)),
       phase_since_(Clock::now()),
-      deadline_(executor()) {}
+      deadline_(executor()),
+      slow_consumer_(options.slow_consumer, "topic messages") {}
 
 Session::~Session() = default;
 
@@ -187,6 +208,18 @@ void Session::handle() {
     route();
     return;
   }
+  const std::uint64_t seq = request_seq_;
+  auto weak = std::weak_ptr<Session>(shared_from_this());
+  auto done = [weak, seq](auth::Outcome o) {
+    if (auto s = weak.lock()) s->on_authenticated(std::move(o), seq);
+  };
+  if (auto token = bearer_token(header)) {
+    // Not remembered like Basic credentials: a token may expire while the connection lasts.
+    if (auto outcome = authenticator_.authenticate_token(*token, peer_address(), shard(), done)) {
+      on_authenticated(std::move(*outcome), seq);
+    }
+    return;
+  }
   auth::Credentials credentials;
   if (!header.empty()) {
     auto basic = basic_credentials(header);
@@ -198,11 +231,7 @@ void Session::handle() {
     credentials = std::move(*basic);
   }
   credentials.source = std::string(peer_address());
-  const std::uint64_t seq = request_seq_;
-  auto weak = std::weak_ptr<Session>(shared_from_this());
-  auto outcome = authenticator_.authenticate(std::move(credentials), shard(), [weak, seq](auth::Outcome o) {
-    if (auto s = weak.lock()) s->on_authenticated(std::move(o), seq);
-  });
+  auto outcome = authenticator_.authenticate(std::move(credentials), shard(), std::move(done));
   if (outcome) on_authenticated(std::move(*outcome), seq);
   // else: the password is checked on the authenticator's thread; the request waits.
 }
@@ -211,9 +240,11 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
   if (is_closing() || seq != request_seq_ || !current_) return;
   switch (outcome.verdict) {
     case auth::Verdict::accepted: {
-      const auto header = (*current_)[bhttp::field::authorization];
-      authorized_.assign(header.data(), header.size());
-      has_authorized_ = true;
+      const auto header = view((*current_)[bhttp::field::authorization]);
+      if (!bearer_token(header)) {
+        authorized_.assign(header.data(), header.size());
+        has_authorized_ = true;
+      }
       if (outcome.user != user_ && !outcome.user.empty()) {
         log()->debug("{} authenticated as \"{}\"", log_prefix(), auth::printable_name(outcome.user));
       }
@@ -223,7 +254,11 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
     }
     case auth::Verdict::rejected:
       has_authorized_ = false;
-      problem(401, "authentication failed", "WWW-Authenticate: Basic realm=\"carrier\"\r\n");
+      if (bearer_token(view((*current_)[bhttp::field::authorization]))) {
+        problem(401, "the bearer token is not valid (unknown or expired)", kInvalidToken);
+      } else {
+        problem(401, "authentication failed", "WWW-Authenticate: Basic realm=\"carrier\"\r\n");
+      }
       break;
     case auth::Verdict::throttled:
       problem(429, "too many failed logins from this address; try again later", "Retry-After: 5\r\n");
@@ -285,6 +320,7 @@ void Session::finish_request() {
 }
 
 void Session::on_write_started() {
+  event_acks_.on_write_started();
   if (staged_.empty()) return;
   writing_.insert(writing_.end(), std::make_move_iterator(staged_.begin()), std::make_move_iterator(staged_.end()));
   staged_.clear();
@@ -299,6 +335,11 @@ void Session::on_write_done() {
     broker_.unsubscribe(s.consumer, nullptr);
   }
   writing_.clear();
+  if (events_) {
+    event_acks_.on_write_done(
+        [this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) { broker_.ack(consumer, std::move(tags), nullptr); });
+    if (!events_->held.empty()) drain_events();
+  }
 }
 
 // --- timeouts and the end ---------------------------------------------------------------------
@@ -358,6 +399,15 @@ void Session::shutdown() {
     close();
     return;
   }
+  if (events_) {
+    close_after_flush(session::SlowConsumer::kGoodbyeGrace);  // an event stream just ends
+    return;
+  }
+  if (reply_) {
+    end_reply();
+    problem(503, "the broker is shutting down");
+    return;
+  }
   if (poll_) {
     // Detached once the answer is written (or at close), its messages unacked: they go back.
     release_reservation(*poll_);
@@ -389,6 +439,13 @@ void Session::on_closed() {
   }
   staged_.clear();
   writing_.clear();
+  if (reply_) end_reply();
+  if (events_) {
+    broker_.unsubscribe(events_->consumer, nullptr);  // what it held goes back to the queue
+    events_.reset();
+    event_acks_.clear();
+    slow_consumer_.log_dropped(*log(), transport());
+  }
   handshake_.release();
 }
 

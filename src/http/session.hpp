@@ -18,6 +18,8 @@
 #include "http/options.hpp"
 #include "net/handshake_limit.hpp"
 #include "session/protocol_session.hpp"
+#include "session/slow_consumer.hpp"
+#include "session/written_acks.hpp"
 
 namespace carrier::http {
 
@@ -58,6 +60,10 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void shutdown() override;
   // False if the batch is for no waiting poll (it stays with its consumer).
   bool deliver_poll(core::ConsumerId id, std::vector<core::Delivery>& batch);
+  bool streams_events() const { return events_.has_value(); }
+  void deliver_events(core::ConsumerId id, std::vector<core::Delivery> batch);  // handle_events.cpp
+  bool awaits_reply(core::ConsumerId id) const { return reply_ && reply_->consumer == id; }
+  void deliver_reply(core::ConsumerId id, std::vector<core::Delivery> batch);  // handle_reply.cpp
 
  protected:
   void on_data(std::string& buffer) override;
@@ -120,6 +126,16 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // /v1/subscriptions/{name}[/messages] (handle_subscription.cpp).
   void handle_subscription(std::string name, bool messages, const codec::Params& params);
   void put_subscription(std::string name);
+  // GET .../events (handle_events.cpp): the response never ends; each delivery is one event.
+  void handle_events(const model::Destination& destination, const codec::Params& params);
+  void write_event(const core::Delivery& d);
+  void drain_events();
+  void events_keep_alive();
+  // POST .../messages?reply=wait (handle_reply.cpp): the timeout if asked, nullopt if not.
+  Result<std::optional<std::uint64_t>> reply_wait(const codec::Params& params) const;
+  void send_awaiting_reply(std::vector<model::MessagePtr> messages, std::uint64_t timeout_ms);
+  void end_reply();
+  static constexpr std::uint64_t kDefaultReplyTimeoutMs = 5000;
 
   // Writes a response and ends the request; `extra_headers` are whole "Name: value\r\n" lines.
   void respond(int status, std::string_view content_type, std::string_view body, std::string_view extra_headers = {});
@@ -161,6 +177,27 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
 
   net::asio::steady_timer deadline_;
   Clock::time_point deadline_at_ = Clock::time_point::max();
+
+  // A Server-Sent Events stream, once its response has begun: it owns the connection until it
+  // closes. Deliveries past the output bound wait in `held` (the core's credit bounds them), or
+  // are dropped under the slow-consumer policy when they may be (non-persistent topic messages).
+  struct Events {
+    core::ConsumerId consumer;
+    bool droppable = false;
+    bool json = false;
+    std::vector<core::Delivery> held;
+    std::size_t held_next = 0;
+  };
+  std::optional<Events> events_;
+  // A request waiting for its reply on a temporary queue of its own.
+  struct Reply {
+    core::ConsumerId consumer;
+    model::Destination queue;
+  };
+  std::optional<Reply> reply_;
+  std::uint64_t replies_ = 0;  // numbers this connection's reply queues
+  session::WrittenAcks event_acks_;
+  session::SlowConsumer slow_consumer_;
 };
 
 }  // namespace carrier::http

@@ -18,6 +18,13 @@ std::shared_ptr<model::Message> from_fields(std::string_view topic, std::uint8_t
   m->timestamp_ms = now_ms;
   m->persistent = qos >= 1;
   m->retain = retain;
+  if (auto queue = reply_queue_of(topic)) {
+    // A reply to a STOMP or HTTP requester: its temporary queue lives only as long as its
+    // connection, so nothing is stored or retained.
+    m->destination = model::Destination{model::DestinationKind::temp_queue, std::move(*queue)};
+    m->persistent = false;
+    m->retain = false;
+  }
   m->origin = origin;
   if (props.message_expiry_interval) {
     m->expires_ms = now_ms + static_cast<std::int64_t>(*props.message_expiry_interval) * 1000;

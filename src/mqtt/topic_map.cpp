@@ -115,4 +115,12 @@ std::optional<std::string> to_response_topic(std::string_view reply_to) {
   return std::string(reply_to);
 }
 
+std::optional<std::string> reply_queue_of(std::string_view topic) {
+  constexpr std::string_view kTempQueuePrefix = "/temp-queue/";
+  if (!topic.starts_with(kTempQueuePrefix) || !topic.substr(kTempQueuePrefix.size()).starts_with("carrier-")) {
+    return std::nullopt;
+  }
+  return std::string(topic.substr(kTempQueuePrefix.size()));
+}
+
 }  // namespace carrier::mqtt

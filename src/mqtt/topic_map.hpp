@@ -42,5 +42,9 @@ bool starts_with_wildcard(std::string_view mqtt_filter);
 // it is a valid MQTT string).
 std::string to_reply_to(std::string_view response_topic);
 std::optional<std::string> to_response_topic(std::string_view reply_to);
+// A topic name that is such a passed-through reply-to naming a temporary queue
+// (`/temp-queue/carrier-...`, a STOMP or HTTP requester's): that queue's name, for a reply
+// published to it to reach the requester. nullopt for any other topic.
+std::optional<std::string> reply_queue_of(std::string_view topic);
 
 }  // namespace carrier::mqtt

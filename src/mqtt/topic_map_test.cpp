@@ -102,6 +102,15 @@ TEST(TopicMap, ReplyTo) {
   EXPECT_FALSE(to_response_topic("a/#"));
 }
 
+TEST(TopicMap, ReplyQueue) {
+  // A STOMP or HTTP requester's temporary queue, passed through as the response topic.
+  EXPECT_EQ(to_response_topic("/temp-queue/carrier-7.r"), "/temp-queue/carrier-7.r");
+  EXPECT_EQ(reply_queue_of("/temp-queue/carrier-7.r"), "carrier-7.r");
+  EXPECT_FALSE(reply_queue_of("/temp-queue/mine"));  // not a broker-qualified name
+  EXPECT_FALSE(reply_queue_of("temp-queue/carrier-7"));
+  EXPECT_FALSE(reply_queue_of("a/b"));
+}
+
 TEST(TopicMap, Levels) {
   EXPECT_FALSE(exceeds_levels("a", 1));
   EXPECT_TRUE(exceeds_levels("a/b", 1));

@@ -5,6 +5,11 @@ import base64
 import http.client
 import json
 import socket
+import subprocess
+
+import pytest
+
+from helpers.broker import carrier_bin
 
 from helpers.wait import wait_for
 
@@ -53,6 +58,15 @@ def body_of(message):
     if "body_base64" in message:
         return base64.b64decode(message["body_base64"])
     return message["body"].encode()
+
+
+@pytest.fixture(scope="module")
+def alice_line():
+    """The users-file line of user alice, password wonderland (`carrier passwd`: slow, once a module)."""
+    result = subprocess.run([str(carrier_bin()), "passwd", "alice"], input="wonderland\n",
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
 
 
 def basic(user, password):

@@ -1,0 +1,150 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/logging.hpp"
+#include "http/codec/body_encoding.hpp"
+#include "http/delivery_json.hpp"
+#include "http/session.hpp"
+
+namespace carrier::http {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> log() {
+  static auto logger = logging::get("http");
+  return logger;
+}
+
+// EventSource splits data at CR, LF and CRLF and joins the lines with LF: a body with a CR would
+// not come back as it was sent, so it goes as base64 like one that is not UTF-8.
+bool sendable_as_text(std::string_view body) {
+  return body.find('\r') == std::string_view::npos && codec::is_utf8(body);
+}
+
+// "data: " before each line of `text` (split at LF), the event's blank line after.
+void append_data(std::string& o, std::string_view text) {
+  while (true) {
+    const auto nl = text.find('\n');
+    o.append("data: ");
+    o.append(text.substr(0, nl));
+    o.push_back('\n');
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  o.push_back('\n');
+}
+
+}  // namespace
+
+void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
+  if (auto unknown = codec::unknown_param(params, {"format"})) {
+    problem(400, fmt::format("unknown query parameter '{}' (allowed: format)", unknown->substr(0, 64)));
+    return;
+  }
+  bool json = false;
+  if (auto format = codec::find_param(params, "format")) {
+    if (*format != "text" && *format != "json") {
+      problem(400, fmt::format("format must be text or json, got '{}'", format->substr(0, 64)));
+      return;
+    }
+    json = *format == "json";
+  }
+  if (auto st = broker_.check_destination(destination, true); !st) {
+    problem(st.error());
+    return;
+  }
+  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this());
+  // Acked once written (ack=auto, as a long poll's): the credit comes back only as the client
+  // reads, so a stream that is not read stops taking messages from its queue.
+  core::SubscribeRequest request{destination, core::AckMode::auto_ack, 0, poll_consumer_};
+  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (!consumer) {
+    problem(consumer.error());
+    return;
+  }
+  // The response has no length: it ends when the connection does. Requests pipelined behind
+  // it are never answered.
+  keep_alive_ = false;
+  set_max_queued_bytes(options_.max_pending_output_bytes);
+  events_ = Events{*consumer, destination.kind == model::DestinationKind::topic, json, {}, 0};
+  out().append(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
+      "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n: carrier event stream\n\n");
+  flush();
+  request_timer_ = std::make_unique<net::asio::steady_timer>(executor());
+  events_keep_alive();
+}
+
+void Session::events_keep_alive() {
+  const auto period = std::chrono::milliseconds(options_.events_keepalive_ms);
+  if (Clock::now() - last_write() >= period && queued_bytes() == 0) {
+    out().append(": keep-alive\n\n");
+    flush();
+  }
+  request_timer_->expires_after(period);
+  auto weak = std::weak_ptr<Session>(shared_from_this());
+  request_timer_->async_wait([weak](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->is_closing() || !self->events_) return;
+    self->events_keep_alive();
+  });
+}
+
+void Session::deliver_events(core::ConsumerId id, std::vector<core::Delivery> batch) {
+  if (is_closing() || !events_ || events_->consumer != id) return;  // the queue takes them back
+  std::vector<std::uint64_t> dropped;
+  for (auto& d : batch) {
+    if (events_->held_next == events_->held.size() && !output_full()) {
+      write_event(d);
+    } else if (events_->droppable && !d.message->persistent) {
+      if (!slow_consumer_.drop(*log(), transport())) {
+        close_after_flush(session::SlowConsumer::kGoodbyeGrace);
+        return;
+      }
+      dropped.push_back(d.tag);
+    } else {
+      // Held in the core's count (unacked, using the stream's credit) until the client reads.
+      events_->held.push_back(std::move(d));
+    }
+  }
+  if (!dropped.empty()) broker_.ack(events_->consumer, std::move(dropped), nullptr);
+  flush();
+}
+
+void Session::write_event(const core::Delivery& d) {
+  const model::Message& m = *d.message;
+  std::string& o = out();
+  char id[36];
+  m.id.to_chars(id);
+  o.append("id: ");
+  o.append(id, sizeof id);
+  o.push_back('\n');
+  if (events_->json) {
+    append_data(o, delivery_json(d).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    const std::string_view body = m.body ? std::string_view(*m.body) : std::string_view();
+    if (sendable_as_text(body)) {
+      append_data(o, body);
+    } else {
+      o.append("event: base64\n");
+      append_data(o, codec::base64_encode(body));
+    }
+  }
+  event_acks_.stage(events_->consumer, d.tag);
+}
+
+void Session::drain_events() {
+  auto& held = events_->held;
+  while (events_->held_next < held.size() && !output_full() && !is_closing()) {
+    write_event(held[events_->held_next]);
+    held[events_->held_next++].message.reset();
+  }
+  if (events_->held_next == held.size()) {
+    std::vector<core::Delivery>().swap(held);
+    events_->held_next = 0;
+  }
+  flush();
+}
+
+}  // namespace carrier::http
