@@ -2,8 +2,8 @@
 // the client frames a GET /ws connection carries. (The upgrade request itself is Boost.Beast's
 // HTTP parser.)
 //
-// Input layout: byte 0 sets the limits (bit 0: binary only; the rest: the frame limit as a power
-// of two) and the split step (byte 1); the rest is the stream, fed in pieces of that step. The
+// Input layout: byte 0 sets the limits (bit 0: binary only; bit 1: read as a client, unmasked
+// server frames; the rest: the frame limit as a power of two) and the split step (byte 1); the rest is the stream, fed in pieces of that step. The
 // same stream decoded in one piece must give the same payload bytes and the same end, so the
 // decoder does not depend on how the bytes arrive; nothing it gives may exceed what came in.
 
@@ -60,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 2) return 0;
   WsDecodeLimits limits;
   limits.binary_only = (data[0] & 1) != 0;
-  limits.max_frame_bytes = std::uint64_t{1} << ((data[0] >> 1) % 40);
+  limits.client_frames = (data[0] & 2) == 0;
+  limits.max_frame_bytes = std::uint64_t{1} << ((data[0] >> 2) % 40);
   const std::size_t step = data[1] == 0 ? 1 : data[1];
   const std::string_view stream(reinterpret_cast<const char*>(data + 2), size - 2);
   const Outcome whole = run(stream, stream.size() + 1, limits);

@@ -40,9 +40,13 @@ WsDecoded WsFrameDecoder::decode(std::string_view in, std::string& data) {
     if (payload_left_ > 0) {
       // Payload of a data frame: unmasked straight into `data`, however little has come.
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(payload_left_, in.size() - pos));
-      const std::size_t old = data.size();
-      data.resize(old + n);
-      unmask_into(data.data() + old, in.data() + pos, n, mask_, mask_at_);
+      if (limits_.client_frames) {
+        const std::size_t old = data.size();
+        data.resize(old + n);
+        unmask_into(data.data() + old, in.data() + pos, n, mask_, mask_at_);
+      } else {
+        data.append(in.substr(pos, n));
+      }
       mask_at_ = static_cast<std::uint8_t>((mask_at_ + n) & 3);
       payload_left_ -= n;
       pos += n;
@@ -55,7 +59,12 @@ WsDecoded WsFrameDecoder::decode(std::string_view in, std::string& data) {
     const bool fin = (b0 & 0x80) != 0;
     const std::uint8_t opcode = b0 & 0x0F;
     if ((b0 & 0x70) != 0) return fail(r, WsClose::protocol_error, "RSV bits set, but no extension was negotiated");
-    if ((b1 & 0x80) == 0) return fail(r, WsClose::protocol_error, "a client frame must be masked (RFC 6455 5.1)");
+    const bool masked = (b1 & 0x80) != 0;
+    if (masked != limits_.client_frames) {
+      return fail(r, WsClose::protocol_error,
+                  masked ? "a server frame must not be masked (RFC 6455 5.1)"
+                         : "a client frame must be masked (RFC 6455 5.1)");
+    }
     const std::uint8_t len7 = b1 & 0x7F;
     switch (opcode) {
       case 0x0:
@@ -94,9 +103,13 @@ WsDecoded WsFrameDecoder::decode(std::string_view in, std::string& data) {
                   "a frame of " + std::to_string(length) + " bytes exceeds the limit of " +
                       std::to_string(limits_.max_frame_bytes));
     }
-    if (rest.size() < header + 4) break;
-    for (std::size_t i = 0; i < 4; ++i) mask_[i] = static_cast<std::uint8_t>(rest[header + i]);
-    header += 4;
+    if (masked) {
+      if (rest.size() < header + 4) break;
+      for (std::size_t i = 0; i < 4; ++i) mask_[i] = static_cast<std::uint8_t>(rest[header + i]);
+      header += 4;
+    } else {
+      std::fill(std::begin(mask_), std::end(mask_), 0);  // XOR with 0: the bytes as they are
+    }
     if (is_control(opcode)) {
       if (rest.size() < header + length) break;
       r.status = WsDecoded::Status::control;

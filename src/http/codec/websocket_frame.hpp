@@ -22,6 +22,9 @@ enum class WsClose : std::uint16_t {
 struct WsDecodeLimits {
   std::uint64_t max_frame_bytes = 16u << 20;  // a frame's payload; larger -> too_big
   bool binary_only = false;                   // MQTT (MQTT 5.0 section 6): text frames -> unsupported_data
+  // Which side reads: a server reads masked client frames (an unmasked one is an error); a
+  // client (the bench's) reads unmasked server frames (a masked one is an error).
+  bool client_frames = true;
 };
 
 // What one decode() call stopped at.
@@ -37,7 +40,7 @@ struct WsDecoded {
   std::string reason;
 };
 
-// The server side of RFC 6455 framing, resumable: client frames go in as they arrive, in any
+// RFC 6455 framing as a server reads it (or, with client_frames = false, a client), resumable: client frames go in as they arrive, in any
 // split; the payload of data frames (text, binary, continuation) is unmasked and appended to
 // `data` as soon as its bytes come, so a frame is never buffered whole and message boundaries
 // are not kept (the sessions above read a byte stream). A decode() returns at a complete

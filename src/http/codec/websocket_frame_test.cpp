@@ -99,6 +99,20 @@ TEST(WsFrameDecoder, BinaryOnlyRefusesText) {
   EXPECT_EQ(r.close, WsClose::unsupported_data);
 }
 
+TEST(WsFrameDecoder, ClientSideReadsUnmaskedServerFrames) {
+  WsFrameDecoder d({.client_frames = false});
+  std::string wire;
+  ws_append_frame(wire, WsOpcode::binary, "MESSAGE\n");
+  ws_append_frame(wire, WsOpcode::ping, "p");
+  std::string data;
+  auto r = d.decode(wire, data);
+  EXPECT_EQ(r.status, WsDecoded::Status::control);
+  EXPECT_EQ(data, "MESSAGE\n");
+  WsFrameDecoder strict({.client_frames = false});
+  std::string ignored;
+  EXPECT_EQ(strict.decode(masked(WsOpcode::binary, "x"), ignored).status, WsDecoded::Status::error);
+}
+
 TEST(WsFrameEncoder, HeaderLengthForms) {
   for (std::size_t n : {0u, 125u, 126u, 65535u, 65536u}) {
     std::string f;
