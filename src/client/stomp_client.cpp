@@ -569,11 +569,7 @@ asio::awaitable<void> StompClient::write_loop(StompClient* self) {
                         self->buffer_drained_.notify_all();
                         self->last_write_ = Clock::now();
                       },
-                      .frame = self->websocket_ ? std::function<void(std::string_view, std::string&)>(
-                                                      [self](std::string_view batch, std::string& wire) {
-                                                        self->websocket_->wrap(batch, wire);
-                                                      })
-                                                : nullptr});
+                      .frame = WebSocketFraming::frame_hook(self->websocket_.get())});
   if (ec) self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
 }
 
@@ -597,13 +593,9 @@ asio::awaitable<void> StompClient::read_loop(StompClient* self) {
       co_return;
     }
     self->last_read_ = Clock::now();
-    if (self->websocket_) {
-      if (auto unwrapped = self->websocket_->unwrap({chunk.data(), n}, input); !unwrapped) {
-        self->end_connection(unwrapped.error());
-        co_return;
-      }
-    } else {
-      input.append(chunk.data(), n);
+    if (auto appended = WebSocketFraming::append_input(self->websocket_.get(), {chunk.data(), n}, input); !appended) {
+      self->end_connection(appended.error());
+      co_return;
     }
     if (input.size() < need) continue;
     std::size_t offset = 0;

@@ -96,3 +96,18 @@ void WebSocketFraming::wrap(std::string_view batch, std::string& out) {
 }
 
 }  // namespace carrier::client
+
+namespace carrier::client {
+
+Status WebSocketFraming::append_input(WebSocketFraming* ws, std::string_view chunk, std::string& input) {
+  if (ws != nullptr) return ws->unwrap(chunk, input);
+  input.append(chunk);
+  return ok();
+}
+
+std::function<void(std::string_view, std::string&)> WebSocketFraming::frame_hook(WebSocketFraming* ws) {
+  if (ws == nullptr) return nullptr;
+  return [ws](std::string_view batch, std::string& wire) { ws->wrap(batch, wire); };
+}
+
+}  // namespace carrier::client

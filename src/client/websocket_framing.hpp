@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,11 @@ class WebSocketFraming {
   bool closed() const { return closed_; }
   // `batch` as one masked binary frame, replacing `out`.
   void wrap(std::string_view batch, std::string& out);
+
+  // What a client's loops call whether or not it speaks WebSocket (`ws` null: plain TCP): bytes
+  // read from the socket into the decoder's input, and the write loop's framing hook.
+  static Status append_input(WebSocketFraming* ws, std::string_view chunk, std::string& input);
+  static std::function<void(std::string_view, std::string&)> frame_hook(WebSocketFraming* ws);
 
  private:
   std::string path_;
