@@ -68,3 +68,25 @@ def test_a_text_frame_closes_with_1003(broker):
         assert c.ws.expect_close(1003)[0] == 1003
     finally:
         c.close()
+
+
+@pytest.mark.timeout(90)
+def test_a_websocket_consumer_keeps_up_with_a_burst(broker):
+    """Regression: the WebSocket's writer ran inside the session's flush(), so acks of written
+    deliveries staged around it were lost; the subscriber's backlog then held its publisher
+    back for good. A burst over TCP to a WebSocket subscriber must flow, and the publisher stay
+    served."""
+    topic = f"wsm/{uuid.uuid4().hex[:8]}"
+    consumer = MqttClient(broker.http_port, websocket_path="/ws")
+    producer = MqttClient(broker.mqtt_port)
+    try:
+        consumer.connect()
+        consumer.subscribe(topic, qos=1)
+        producer.connect()
+        for _ in range(30000):
+            producer.client.publish(topic, b"x" * 1024, qos=0)
+        producer.publish(topic, b"end", qos=1, timeout=60)
+        consumer._wait(lambda: b"end" in [m.payload for m in consumer.messages], 60, "the burst's last message")
+    finally:
+        consumer.close_quietly()
+        producer.close_quietly()

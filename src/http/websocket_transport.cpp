@@ -114,6 +114,19 @@ void WebSocketTransport::wake_reader() {
 // --- output ----------------------------------------------------------------------------------
 
 void WebSocketTransport::wake_writer() {
+  // Posted, as a TCP connection's writer coroutine runs: a session's flush() must not call its
+  // own on_write_started() from inside (written acks staged around a flush would move early).
+  if (write_posted_) return;
+  write_posted_ = true;
+  net::asio::post(executor(), [weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      self->write_posted_ = false;
+      self->hand_down();
+    }
+  });
+}
+
+void WebSocketTransport::hand_down() {
   if (is_closed() || lower_->is_closed()) return;
   if (handed_ || in_flight_) return;  // on_lower_write_done() comes back for the rest
   if (take_output()) {
@@ -139,7 +152,7 @@ void WebSocketTransport::on_lower_write_done() {
   if (!in_flight_) return;
   in_flight_ = false;
   output_written();
-  wake_writer();
+  hand_down();  // the writer's next turn, as net::Connection's loop takes it
 }
 
 void WebSocketTransport::send_close(std::uint16_t code, std::string_view reason) {

@@ -56,6 +56,8 @@ class WebSocketTransport : public net::Transport, public std::enable_shared_from
   void wake_reader() override;
   void close_io() override;
 
+  // The writer's turn: the session's output as one frame into the lower transport's output.
+  void hand_down();
   void on_lower_data(std::string& buffer);
   void on_lower_write_started();
   void on_lower_write_done();
@@ -72,6 +74,7 @@ class WebSocketTransport : public net::Transport, public std::enable_shared_from
   bool in_flight_ = false;     // ...and now being written
   bool close_sent_ = false;
   bool redeliver_posted_ = false;
+  bool write_posted_ = false;
 };
 
 }  // namespace carrier::http

@@ -91,12 +91,16 @@ TEST_F(WebSocketTransportTest, PayloadsReachTheSessionAsOneStream) {
 TEST_F(WebSocketTransportTest, EachOutputBatchIsOneBinaryFrameOneWriteAtATime) {
   ws_->out() += "first";
   ws_->flush();
+  EXPECT_EQ(upper_.writes_started, 0);  // the writer's turn is posted, never inside flush()
+  io_.poll();
   ws_->out() += "second";
   ws_->out() += "+third";
   ws_->flush();
-  EXPECT_TRUE(lower_->write());  // "first" goes; the rest waits for it
+  io_.poll();
   EXPECT_EQ(upper_.writes_started, 1);
+  EXPECT_TRUE(lower_->write());  // "first" goes; the rest waited for it and is taken right after
   EXPECT_EQ(upper_.writes_done, 1);
+  EXPECT_EQ(upper_.writes_started, 2);
   EXPECT_TRUE(lower_->write());
   auto frames = frames_in(lower_->written());
   ASSERT_EQ(frames.size(), 2u);
@@ -132,6 +136,7 @@ TEST_F(WebSocketTransportTest, BadFrameSendsItsCloseCodeAndClosesTheSession) {
 TEST_F(WebSocketTransportTest, CloseAfterFlushSendsDataThenCloseFrame) {
   ws_->out() += "bye";
   ws_->close_after_flush();
+  io_.poll();
   while (lower_->write()) {
   }
   auto frames = frames_in(lower_->written());
