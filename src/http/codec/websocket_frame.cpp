@@ -1,6 +1,7 @@
 #include "http/codec/websocket_frame.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace carrier::http::codec {
 
@@ -17,9 +18,19 @@ std::uint64_t big_endian(std::string_view bytes) {
 bool is_control(std::uint8_t opcode) { return (opcode & 0x8) != 0; }
 
 void unmask_into(char* to, const char* from, std::size_t n, const std::uint8_t (&mask)[4], std::uint8_t at) {
-  for (std::size_t i = 0; i < n; ++i) {
-    to[i] = static_cast<char>(static_cast<std::uint8_t>(from[i]) ^ mask[(at + i) & 3]);
+  // Eight bytes at a time with the key repeated from `at`: this runs over every payload byte.
+  std::uint8_t key[8];
+  for (std::size_t i = 0; i < 8; ++i) key[i] = mask[(at + i) & 3];
+  std::uint64_t key64;
+  std::memcpy(&key64, key, 8);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, from + i, 8);
+    v ^= key64;
+    std::memcpy(to + i, &v, 8);
   }
+  for (; i < n; ++i) to[i] = static_cast<char>(static_cast<std::uint8_t>(from[i]) ^ key[i & 7]);
 }
 
 }  // namespace
