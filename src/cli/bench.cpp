@@ -240,7 +240,7 @@ void add_bench_command(CLI::App& app) {
   auto raw = std::make_shared<RawOptions>();
   auto* cmd = app.add_subcommand("bench", "Load-test a STOMP or MQTT broker (throughput, latency, loss)");
   cmd->add_option("--preset", raw->preset, preset_help());
-  cmd->add_option("--protocol", raw->protocol, "stomp | mqtt | http (default stomp)");
+  cmd->add_option("--protocol", raw->protocol, "stomp | mqtt | http | ws-stomp | ws-mqtt (ws-*: over the HTTP listener's /ws, default port 8080); default stomp");
   cmd->add_option("--server", raw->server,
                   "Broker HOST:PORT (default 127.0.0.1:61613 for STOMP, 127.0.0.1:1883 for MQTT)");
   cmd->add_option("--producers", raw->producers, "Producing connections (default 1)");

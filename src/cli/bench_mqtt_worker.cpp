@@ -35,6 +35,7 @@ client::MqttConnectOptions connect_options(const Options& o, std::string client_
   c.timeout = kTimeout;
   c.max_buffered_bytes = kMaxBuffered;
   c.max_in_flight = static_cast<std::uint16_t>(std::max(1u, std::min(o.receipts, 65534u)));
+  if (o.websocket) c.websocket_path = "/ws";
   return c;
 }
 

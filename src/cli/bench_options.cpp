@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::uint16_t kStompPort = 61613;
 constexpr std::uint16_t kMqttPort = 1883;
-constexpr std::uint16_t kHttpPort = 8080;
+constexpr std::uint16_t kHttpPort = 8080;  // ws-stomp, ws-mqtt: Carrier's HTTP listener
 
 // One preset: the settings it fixes. Everything else keeps the defaults; explicit flags win.
 struct PresetSettings {
@@ -110,9 +110,13 @@ std::string Options::server() const {
   return host + ":" + std::to_string(port);
 }
 
+std::string Options::protocol_name() const {
+  return (websocket ? "ws-" : "") + std::string(to_string(protocol));
+}
+
 std::string Options::command_line() const {
   std::ostringstream out;
-  out << "carrier bench --protocol " << to_string(protocol) << " --server " << server() << " --producers "
+  out << "carrier bench --protocol " << protocol_name() << " --server " << server() << " --producers "
       << producers << " --consumers " << consumers;
   if (count > 0) {
     out << " --count " << count;
@@ -161,14 +165,17 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
     o.rate = found->rate;
   }
   if (raw.protocol) {
-    if (*raw.protocol == "stomp") {
+    const std::string_view name = *raw.protocol;
+    o.websocket = name.substr(0, 3) == "ws-";
+    const std::string_view base = o.websocket ? name.substr(3) : name;
+    if (base == "stomp") {
       o.protocol = Protocol::stomp;
-    } else if (*raw.protocol == "mqtt") {
+    } else if (base == "mqtt") {
       o.protocol = Protocol::mqtt;
-    } else if (*raw.protocol == "http") {
+    } else if (name == "http") {
       o.protocol = Protocol::http;
     } else {
-      return bad("--protocol must be stomp, mqtt or http, got " + *raw.protocol);
+      return bad("--protocol must be stomp, mqtt, http, ws-stomp or ws-mqtt, got " + *raw.protocol);
     }
   }
   const bool stomp = o.protocol == Protocol::stomp;
@@ -259,7 +266,7 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
     if (o.receipts > 65534) return bad("--receipts with MQTT is at most 65534 (packet ids)");
   }
 
-  const std::uint16_t default_port = stomp ? kStompPort : http ? kHttpPort : kMqttPort;
+  const std::uint16_t default_port = o.websocket || http ? kHttpPort : stomp ? kStompPort : kMqttPort;
   auto endpoint = client::parse_endpoint(raw.server.value_or("127.0.0.1"), default_port);
   if (!endpoint) return bad("--server: " + endpoint.error().detail);
   o.host = endpoint->host;

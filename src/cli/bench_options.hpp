@@ -51,6 +51,7 @@ struct RawOptions {
 struct Options {
   std::string preset;  // empty: none
   Protocol protocol = Protocol::stomp;
+  bool websocket = false;  // --protocol ws-stomp / ws-mqtt: over an HTTP listener's GET /ws
   std::string host = "127.0.0.1";
   std::uint16_t port = 61613;
   unsigned producers = 1;
@@ -77,6 +78,8 @@ struct Options {
   std::uint32_t run_id = 0;  // stamped in every message; messages of other runs are ignored
 
   std::string server() const;  // "host:port"
+  // "stomp", "mqtt", "ws-stomp", "ws-mqtt": the --protocol value.
+  std::string protocol_name() const;
   // The command line that reproduces this run (explicit flags, no preset), for reports.
   std::string command_line() const;
 };

@@ -24,7 +24,7 @@ std::string human_latency(double microseconds) {
 }
 
 std::string shape(const Options& o) {
-  std::string s = std::string(to_string(o.protocol)) + " " + std::string(to_string(o.kind)) + " " +
+  std::string s = o.protocol_name() + " " + std::string(to_string(o.kind)) + " " +
                   std::to_string(o.producers) + " -> " + std::to_string(o.consumers) + ", " + std::to_string(o.size) +
                   " B";
   if (o.protocol == Protocol::stomp) {
@@ -125,7 +125,7 @@ nlohmann::json to_json(const Report& r) {
   const auto& o = r.options;
   nlohmann::json j;
   j["preset"] = o.preset.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.preset);
-  j["protocol"] = to_string(o.protocol);
+  j["protocol"] = o.protocol_name();
   j["server"] = o.server();
   j["dest"] = o.dest;
   j["kind"] = to_string(o.kind);

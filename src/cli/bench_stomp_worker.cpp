@@ -26,6 +26,7 @@ client::ConnectOptions connect_options(const Options& o) {
   c.vhost = o.vhost;
   c.timeout = kTimeout;
   c.max_buffered_bytes = kMaxBuffered;
+  if (o.websocket) c.websocket_path = "/ws";
   return c;
 }
 

@@ -192,6 +192,28 @@ TEST(BenchOptions, PresetThenExplicitFlags) {
   EXPECT_EQ(o->count, 500u);
 }
 
+TEST(BenchOptions, WebSocketProtocolsUseThePresetOverTheHttpPort) {
+  RawOptions raw;
+  raw.preset = "M2";
+  raw.protocol = "ws-mqtt";
+  auto o = resolve(raw, 1);
+  ASSERT_TRUE(o) << o.error().detail;
+  EXPECT_EQ(o->protocol, Protocol::mqtt);
+  EXPECT_TRUE(o->websocket);
+  EXPECT_EQ(o->port, 8080);
+  EXPECT_EQ(o->qos, 1u);
+  EXPECT_EQ(o->protocol_name(), "ws-mqtt");
+  EXPECT_NE(o->command_line().find("--protocol ws-mqtt"), std::string::npos);
+  raw.preset = "S1";
+  raw.protocol = "ws-stomp";
+  o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->protocol, Protocol::stomp);
+  EXPECT_TRUE(o->websocket);
+  raw.protocol = "ws-amqp";
+  EXPECT_FALSE(resolve(raw, 1));
+}
+
 TEST(BenchOptions, MqttPresetsAndDefaults) {
   RawOptions raw;
   raw.preset = "M2";

@@ -124,8 +124,8 @@ int serve(const config::Flags& flags) {
 
   // The protocols the broker speaks, one registration each (docs/architecture.md).
   auth::Authenticator& auth = **authenticator;
-  const protocol::Context context{pool, peers, auth, connecting};
   protocol::ProtocolSet protocols(pool);
+  const protocol::Context context{pool, peers, auth, connecting, &protocols};
   protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp));
   protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt));
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http));

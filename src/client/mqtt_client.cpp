@@ -77,6 +77,7 @@ Status MqttClient::connect(std::string_view host, std::uint16_t port, MqttConnec
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
+  if (!options_.websocket_path.empty()) websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "mqtt");
   if (options_.client_id.empty()) options_.client_id = random_client_id();
   options_.max_in_flight = std::max<std::uint16_t>(1, std::min<std::uint16_t>(options_.max_in_flight, 65534));
   window_.store(options_.max_in_flight);
@@ -434,6 +435,14 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
     co_return;
   }
   self->socket_.set_option(net::tcp::no_delay(true), ec);
+  if (self->websocket_) {
+    auto upgraded = co_await self->websocket_->handshake(self->socket_, host, port);
+    if (self->state_.load() != State::connecting) co_return;
+    if (!upgraded) {
+      self->end_connection(upgraded.error());
+      co_return;
+    }
+  }
   self->last_read_ = self->last_write_ = Clock::now();
   self->spawn(write_loop(self), "writer");
   self->spawn(read_loop(self), "reader");
@@ -458,7 +467,8 @@ asio::awaitable<void> MqttClient::write_loop(MqttClient* self) {
              }
              self->changed_.notify_all();
              self->last_write_ = Clock::now();
-           }});
+           },
+       .frame = WebSocketFraming::frame_hook(self->websocket_.get())});
   if (ec) self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
 }
 
@@ -481,7 +491,10 @@ asio::awaitable<void> MqttClient::read_loop(MqttClient* self) {
       co_return;
     }
     self->last_read_ = Clock::now();
-    input.append(chunk.data(), n);
+    if (auto appended = WebSocketFraming::append_input(self->websocket_.get(), {chunk.data(), n}, input); !appended) {
+      self->end_connection(appended.error());
+      co_return;
+    }
     if (input.size() < need) continue;
     std::size_t offset = 0;
     for (;;) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "client/websocket_framing.hpp"
 #include "client/write_loop.hpp"
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
@@ -41,6 +42,8 @@ struct MqttConnectOptions {
   // A publishing thread blocks while more than this many encoded bytes wait for the socket.
   std::size_t max_buffered_bytes = 8u << 20;
   mqtt::codec::DecoderLimits limits{.max_packet_size = 16u << 20};
+  // Not empty: connect to that path of an HTTP listener ("/ws") and speak MQTT over a WebSocket.
+  std::string websocket_path;
 };
 
 // An application message delivered by the server. QoS 1 and 2 deliveries are acknowledged by
@@ -167,6 +170,7 @@ class MqttClient {
   net::tcp::socket socket_{io_};
   net::asio::steady_timer tick_timer_{io_};
   WriteLoop writer_{io_};
+  std::unique_ptr<WebSocketFraming> websocket_;  // set by connect() for options.websocket_path
   bool disconnect_queued_ = false;  // the writer ends the connection once it is written
   Clock::time_point last_read_{};
   Clock::time_point last_write_{};

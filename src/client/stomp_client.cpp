@@ -175,6 +175,7 @@ Status StompClient::connect(std::string_view host, std::uint16_t port, ConnectOp
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
+  if (!options_.websocket_path.empty()) websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "v12.stomp");
 
   Headers headers{{"accept-version", options_.version},
                   {"host", options_.vhost.empty() ? std::string(host) : options_.vhost}};
@@ -543,6 +544,14 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
   }
   // Small frames (acks, receipts) must not wait for Nagle; the writer batches on its own.
   self->socket_.set_option(net::tcp::no_delay(true), ec);
+  if (self->websocket_) {
+    auto upgraded = co_await self->websocket_->handshake(self->socket_, host, port);
+    if (self->state_.load() != State::connecting) co_return;
+    if (!upgraded) {
+      self->end_connection(upgraded.error());
+      co_return;
+    }
+  }
   self->last_read_ = self->last_write_ = Clock::now();
   self->spawn(write_loop(self), "writer");
   self->spawn(read_loop(self), "reader");
@@ -559,7 +568,8 @@ asio::awaitable<void> StompClient::write_loop(StompClient* self) {
                         }
                         self->buffer_drained_.notify_all();
                         self->last_write_ = Clock::now();
-                      }});
+                      },
+                      .frame = WebSocketFraming::frame_hook(self->websocket_.get())});
   if (ec) self->end_connection(Error(Errc::io_error, "write to server: " + ec.message()));
 }
 
@@ -583,7 +593,10 @@ asio::awaitable<void> StompClient::read_loop(StompClient* self) {
       co_return;
     }
     self->last_read_ = Clock::now();
-    input.append(chunk.data(), n);
+    if (auto appended = WebSocketFraming::append_input(self->websocket_.get(), {chunk.data(), n}, input); !appended) {
+      self->end_connection(appended.error());
+      co_return;
+    }
     if (input.size() < need) continue;
     std::size_t offset = 0;
     for (;;) {

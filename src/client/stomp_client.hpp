@@ -18,6 +18,7 @@
 
 #include "base/result.hpp"
 #include "client/pending_requests.hpp"
+#include "client/websocket_framing.hpp"
 #include "client/write_loop.hpp"
 #include "net/asio.hpp"
 #include "stomp/codec/decoder.hpp"
@@ -46,6 +47,8 @@ struct ConnectOptions {
   // bytes wait to be written, so a fast producer cannot grow memory without bound.
   std::size_t max_buffered_bytes = 8u << 20;
   stomp::codec::DecoderLimits limits{};
+  // Not empty: connect to that path of an HTTP listener ("/ws") and speak STOMP over a WebSocket.
+  std::string websocket_path;
 };
 
 enum class AckMode { automatic, client, client_individual };
@@ -222,6 +225,7 @@ class StompClient {
   PendingRequests pending_{io_.get_executor()};
   std::unordered_map<std::string, Subscription> subscriptions_;
   WriteLoop writer_{io_};
+  std::unique_ptr<WebSocketFraming> websocket_;  // set by connect() for options.websocket_path
   Clock::time_point last_read_{};
   Clock::time_point last_write_{};
   Milliseconds send_interval_{0};     // negotiated: we send at least this often

@@ -18,6 +18,7 @@ std::size_t WriteLoop::discard() {
 
 asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& socket, Hooks hooks) {
   std::string batch;
+  std::string framed;
   for (;;) {
     if (hooks.closed()) co_return boost::system::error_code();
     if (output_.empty()) {
@@ -30,7 +31,9 @@ asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& sock
     batch.swap(output_);  // everything queued so far goes out in one write
     writing_ = true;
     boost::system::error_code ec;
-    co_await asio::async_write(socket, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
+    if (hooks.frame) hooks.frame(batch, framed);
+    co_await asio::async_write(socket, asio::buffer(hooks.frame ? framed : batch),
+                               asio::redirect_error(asio::use_awaitable, ec));
     writing_ = false;
     hooks.wrote(batch.size());
     batch.clear();

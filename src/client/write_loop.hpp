@@ -29,6 +29,9 @@ class WriteLoop {
     std::function<bool()> closed;           // checked before each batch: true ends run()
     std::function<bool()> drained;          // nothing queued: true ends run() (e.g. DISCONNECT sent)
     std::function<void(std::size_t)> wrote;  // after each write, failed or not, with its size
+    // Optional: what goes on the wire for a batch (a WebSocket frame around it); `wrote` still
+    // counts the batch.
+    std::function<void(std::string_view batch, std::string& wire)> frame;
   };
   // Writes until `closed` or `drained` says stop (returns no error) or a write fails (returns it).
   net::asio::awaitable<boost::system::error_code> run(net::tcp::socket& socket, Hooks hooks);

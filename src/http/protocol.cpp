@@ -1,14 +1,38 @@
 #include "http/protocol.hpp"
 
 #include "http/session.hpp"
-#include "protocol/session_per_connection.hpp"
+#include "net/connection.hpp"
 
 namespace carrier::http {
 
+namespace {
+
+// A Session per connection, like protocol::SessionPerConnection, that also knows the broker's
+// other protocols: GET /ws hands its connection to a STOMP or MQTT session.
+class HttpProtocol final : public protocol::Protocol {
+ public:
+  HttpProtocol(const protocol::Context& context, net::ListenerOptions listener, Options options)
+      : Protocol("http", std::move(listener)), context_(context), options_(std::move(options)) {}
+
+  void start_session(net::tcp::socket socket, model::ShardId shard) override {
+    auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name());
+    auto session = std::make_shared<Session>(connection, *context_.brokers[shard.value()], options_,
+                                             context_.authenticator, context_.connecting.try_acquire(),
+                                             context_.protocols);
+    connection->start(session);
+    session->begin();
+  }
+
+ private:
+  protocol::Context context_;
+  Options options_;
+};
+
+}  // namespace
+
 std::unique_ptr<protocol::Protocol> make_protocol(const protocol::Context& context, net::ListenerOptions listener,
                                                   Options options) {
-  return std::make_unique<protocol::SessionPerConnection<Session, Options>>("http", context, std::move(listener),
-                                                                            std::move(options));
+  return std::make_unique<HttpProtocol>(context, std::move(listener), std::move(options));
 }
 
 }  // namespace carrier::http

@@ -70,12 +70,14 @@ void PollConsumer::deliver(core::ConsumerId id, std::vector<core::Delivery> batc
 }
 
 Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
-                 auth::Authenticator& authenticator, net::HandshakeSlot handshake)
+                 auth::Authenticator& authenticator, net::HandshakeSlot handshake,
+                 const protocol::ProtocolSet* protocols)
     : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
       handshake_(std::move(handshake)),
+      protocols_(protocols),
       phase_since_(Clock::now()),
       deadline_(executor()),
       slow_consumer_(options.slow_consumer, "topic messages") {}
@@ -194,6 +196,12 @@ void Session::parse_failed(const boost::system::error_code& ec) {
 void Session::handle() {
   const Request& req = *current_;
   keep_alive_ = keep_alive_ && req.keep_alive() && !shutting_down_;
+  if (wants_websocket()) {
+    // STOMP and MQTT log in with their own CONNECT, over the WebSocket (browsers cannot set
+    // an Authorization header on one).
+    upgrade_websocket();
+    return;
+  }
   if (const auto te = req[bhttp::field::transfer_encoding]; !te.empty() && !boost::beast::iequals(te, "chunked")) {
     // The parser took it as chunked; a coding under that (gzip, ...) is not undone here.
     problem(501, "Transfer-Encoding other than chunked is not supported");

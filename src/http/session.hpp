@@ -21,6 +21,10 @@
 #include "session/slow_consumer.hpp"
 #include "session/written_acks.hpp"
 
+namespace carrier::protocol {
+class ProtocolSet;
+}
+
 namespace carrier::http {
 
 class Session;
@@ -52,7 +56,8 @@ class PollConsumer : public core::Consumer {
 class Session : public session::ProtocolSession, public std::enable_shared_from_this<Session> {
  public:
   Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
-          auth::Authenticator& authenticator, net::HandshakeSlot handshake);
+          auth::Authenticator& authenticator, net::HandshakeSlot handshake,
+          const protocol::ProtocolSet* protocols = nullptr);
   ~Session() override;
 
   // Once its transport runs: refuses the connection (503) if it got no handshake slot, else arms the timer.
@@ -113,6 +118,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void handle();
   void on_authenticated(auth::Outcome outcome, std::uint64_t seq);
   void route();  // routes.cpp
+  bool wants_websocket() const;  // websocket_upgrade.cpp
+  void upgrade_websocket();
   void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
   void handle_receive(const model::Destination& destination, const codec::Params& params);  // handle_receive.cpp
   std::optional<PollParams> poll_params(const codec::Params& params);  // nullopt: answered (400)
@@ -151,6 +158,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   const Options& options_;
   auth::Authenticator& authenticator_;
   net::HandshakeSlot handshake_;  // released at the first complete request, or at close
+  const protocol::ProtocolSet* protocols_;  // the sessions GET /ws hands a connection to
+  std::shared_ptr<net::Transport> websocket_;  // after an upgrade: what now carries the connection
 
   std::optional<Parser> parser_;
   std::optional<Request> current_;  // the request being handled

@@ -13,6 +13,11 @@ class MqttProtocol final : public protocol::Protocol {
         service_(context.executor, context.brokers, std::move(options), context.authenticator, context.connecting) {}
 
   void start_session(net::tcp::socket socket, model::ShardId shard) override { service_.accept(std::move(socket), shard); }
+  std::shared_ptr<net::TransportHandler> start_session(std::shared_ptr<net::Transport> transport,
+                                                       model::ShardId shard) override {
+    return service_.accept(std::move(transport), shard);
+  }
+  std::size_t max_frame_bytes() const override { return service_.options().max_packet_size; }
   bool recover(std::string_view queue_key, const model::Message& message) override {
     return service_.recover(queue_key, message);
   }

@@ -36,16 +36,8 @@ Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, O
 Service::~Service() = default;
 
 void Service::accept(net::tcp::socket socket, model::ShardId shard) {
-  auto handshake = connecting_.try_acquire();
+  auto handshake = acquire_handshake();
   if (!handshake.held()) {
-    // Too many connections are logging in at once. Before CONNECT the client's MQTT version is
-    // unknown, so there is no CONNACK it could read for sure: the socket is closed at once.
-    thread_local std::chrono::steady_clock::time_point last_warning;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_warning > std::chrono::seconds(10)) {  // a flood must not flood the log too
-      last_warning = now;
-      log()->warn("connection refused: {} connections have not completed CONNECT", connecting_.max());
-    }
     boost::system::error_code ec;
     socket.close(ec);
     return;
@@ -54,6 +46,33 @@ void Service::accept(net::tcp::socket socket, model::ShardId shard) {
   auto session = std::make_shared<Session>(connection, *brokers_[shard.value()], *this, options_, std::move(handshake));
   connection->start(session);
   session->start_watchdog();
+}
+
+std::shared_ptr<net::TransportHandler> Service::accept(std::shared_ptr<net::Transport> transport, model::ShardId shard) {
+  auto handshake = acquire_handshake();
+  if (!handshake.held()) {
+    transport->close();
+    return nullptr;
+  }
+  auto session = std::make_shared<Session>(std::move(transport), *brokers_[shard.value()], *this, options_,
+                                           std::move(handshake));
+  session->start_watchdog();
+  return session;
+}
+
+net::HandshakeSlot Service::acquire_handshake() {
+  auto handshake = connecting_.try_acquire();
+  if (!handshake.held()) {
+    // Too many connections are logging in at once. Before CONNECT the client's MQTT version is
+    // unknown, so there is no CONNACK it could read for sure: the connection is closed at once.
+    thread_local std::chrono::steady_clock::time_point last_warning;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_warning > std::chrono::seconds(10)) {  // a flood must not flood the log too
+      last_warning = now;
+      log()->warn("connection refused: {} connections have not completed CONNECT", connecting_.max());
+    }
+  }
+  return handshake;
 }
 
 model::ShardId Service::owner(const std::string& client_id) const {

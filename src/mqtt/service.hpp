@@ -14,6 +14,7 @@
 #include "mqtt/session_state.hpp"
 #include "net/asio.hpp"
 #include "net/handshake_limit.hpp"
+#include "net/transport.hpp"
 
 namespace carrier::mqtt {
 
@@ -37,6 +38,9 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   void accept(net::tcp::socket socket, model::ShardId shard);
+  // A session on a transport another listener's connection became (a WebSocket), begun; null
+  // (and the transport closed) past the handshake limit. The caller holds what it returns.
+  std::shared_ptr<net::TransportHandler> accept(std::shared_ptr<net::Transport> transport, model::ShardId shard);
   const Options& options() const { return options_; }
   // The broker-wide hook that checks CONNECT's user name and password (shared with STOMP).
   auth::Authenticator& authenticator() { return authenticator_; }
@@ -69,6 +73,8 @@ class Service {
 
  private:
   model::ShardId owner(const std::string& client_id) const;
+  // A slot among the connections logging in; none (logged, rate-limited) past the limit.
+  net::HandshakeSlot acquire_handshake();
 
   core::Executor& executor_;
   std::vector<core::Broker*> brokers_;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "model/message.hpp"
 #include "net/asio.hpp"
 #include "net/options.hpp"
+#include "net/transport.hpp"
 
 namespace carrier::auth {
 class Authenticator;
@@ -21,12 +23,18 @@ class HandshakeLimit;
 
 namespace carrier::protocol {
 
+class Protocol;
+class ProtocolSet;
+
 // What `carrier serve` lends every protocol it runs; all of it outlives the protocol.
 struct Context {
   core::Executor& executor;            // the shards
   std::vector<core::Broker*> brokers;  // index = shard
   auth::Authenticator& authenticator;  // the CONNECT-time hook every protocol shares
   net::HandshakeLimit& connecting;     // the broker-wide cap on connections not yet logged in
+  // Every protocol the broker runs, to start one's session on another's connection (STOMP and
+  // MQTT over the HTTP listener's WebSockets). Null in tests that run one protocol alone.
+  const ProtocolSet* protocols = nullptr;
 };
 
 // One protocol as a running broker sees it: a name, where it listens, and the hooks `serve`
@@ -48,6 +56,16 @@ class Protocol {
   // Runs on `shard`, whose io_context the socket belongs to: makes the connection's session and
   // starts it (or refuses it, e.g. past the handshake limit).
   virtual void start_session(net::tcp::socket socket, model::ShardId shard) = 0;
+  // Runs on `shard`, the transport's: makes and begins a session of this protocol on a byte
+  // stream another listener's connection became (a WebSocket the HTTP listener upgraded, which
+  // is already reading), and returns it for the transport to hold while it runs. Null: this
+  // protocol runs only on its own listener.
+  virtual std::shared_ptr<net::TransportHandler> start_session(std::shared_ptr<net::Transport> transport,
+                                                               model::ShardId shard) {
+    return nullptr;
+  }
+  // The largest frame or packet the protocol takes: the bound on a WebSocket frame carrying it.
+  virtual std::size_t max_frame_bytes() const { return 0; }
   // Start-up, before the shards run: takes a recovered record of one of the protocol's own
   // reserved queues (true). `queue_key` is the store key ("queue:$mqtt-sessions"); what no
   // protocol takes goes to the core.

@@ -4,6 +4,13 @@ namespace carrier::protocol {
 
 void ProtocolSet::add(std::unique_ptr<Protocol> protocol) { entries_.push_back(Entry{std::move(protocol), nullptr}); }
 
+Protocol* ProtocolSet::find(std::string_view name) const {
+  for (const auto& entry : entries_) {
+    if (entry.protocol->name() == name) return entry.protocol.get();
+  }
+  return nullptr;
+}
+
 bool ProtocolSet::recover(std::string_view queue_key, const model::Message& message) {
   for (auto& entry : entries_) {
     if (entry.protocol->recover(queue_key, message)) return true;

@@ -23,6 +23,8 @@ class ProtocolSet {
   ProtocolSet& operator=(const ProtocolSet&) = delete;
 
   void add(std::unique_ptr<Protocol> protocol);
+  // The protocol registered as `name` ("stomp"), or null. Any shard may ask once start-up is over.
+  Protocol* find(std::string_view name) const;
 
   // Start-up, before the shards run: hands the record to the first protocol that takes it
   // (true); false: no protocol did, it is the core's.

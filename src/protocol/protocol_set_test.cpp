@@ -152,6 +152,18 @@ TEST(ProtocolSet, RecoveredRecordsGoToTheProtocolThatKeepsTheirQueue) {
   EXPECT_EQ(beta.recovered, (std::vector<std::string>{"queue:$beta-sessions r1"}));
 }
 
+TEST(ProtocolSet, FindsAProtocolByItsName) {
+  net::ShardPool pool(1);
+  ProtocolSet set(pool);
+  auto& alpha = add_fake(set, pool, "alpha", kOff);
+  auto& beta = add_fake(set, pool, "beta", kOff);
+  EXPECT_EQ(set.find("alpha"), &alpha);
+  EXPECT_EQ(set.find("beta"), &beta);
+  EXPECT_EQ(set.find("gamma"), nullptr);
+  // What another listener's transport gets from a protocol that runs only on its own.
+  EXPECT_EQ(alpha.max_frame_bytes(), 0u);
+}
+
 TEST(ProtocolSet, StartRunsEveryProtocolOnTheShardItIsCalledOn) {
   net::ShardPool pool(2);
   ProtocolSet set(pool);

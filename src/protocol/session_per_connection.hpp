@@ -29,6 +29,22 @@ class SessionPerConnection final : public Protocol {
     session->begin();
   }
 
+  std::shared_ptr<net::TransportHandler> start_session(std::shared_ptr<net::Transport> transport,
+                                                       model::ShardId shard) override {
+    auto session = std::make_shared<Session>(std::move(transport), *context_.brokers[shard.value()], options_,
+                                             context_.authenticator, context_.connecting.try_acquire());
+    session->begin();
+    return session;
+  }
+
+  std::size_t max_frame_bytes() const override {
+    if constexpr (requires { options_.max_frame_bytes; }) {
+      return options_.max_frame_bytes;
+    } else {
+      return 0;
+    }
+  }
+
  private:
   Context context_;
   Options options_;

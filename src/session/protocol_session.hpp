@@ -25,6 +25,8 @@ class ProtocolSession : public net::TransportHandler {
   ProtocolSession& operator=(const ProtocolSession&) = delete;
 
   net::Transport& transport() const { return *transport_; }
+  // For what goes on carrying the connection after this session (a WebSocket over HTTP's).
+  const std::shared_ptr<net::Transport>& shared_transport() const { return transport_; }
   model::ShardId shard() const { return transport_->shard(); }
   std::uint64_t id() const { return transport_->id(); }
   const std::string& log_prefix() const { return transport_->log_prefix(); }

@@ -35,15 +35,20 @@ class MqttClient:
     """One paho connection with a recorder and bounded waits. No automatic reconnect: a test
     decides when to connect again."""
 
-    def __init__(self, port, client_id=None, version="3.1.1", clean=True):
+    def __init__(self, port, client_id=None, version="3.1.1", clean=True, websocket_path=None):
+        """`websocket_path`: MQTT over a WebSocket at that path of `port` (paho's transport)."""
         self.port = port
         self.version = version
         self.client_id = client_id if client_id is not None else f"c-{uuid.uuid4().hex[:10]}"
         kwargs = dict(client_id=self.client_id, protocol=VERSIONS[version], reconnect_on_failure=False)
+        if websocket_path is not None:
+            kwargs["transport"] = "websockets"
         if version != "5":
             kwargs["clean_session"] = clean
         self.clean = clean
         self.client = paho.Client(**kwargs)
+        if websocket_path is not None:
+            self.client.ws_set_options(path=websocket_path)
         self.cond = threading.Condition()
         self.messages = []
         self.connack = None
