@@ -35,7 +35,8 @@ Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, O
 
 Service::~Service() = default;
 
-void Service::accept(net::tcp::socket socket, model::ShardId shard) {
+void Service::accept(std::shared_ptr<net::Connection> connection) {
+  const model::ShardId shard = connection->shard();
   auto handshake = connecting_.try_acquire();
   if (!handshake.held()) {
     // Too many connections are logging in at once. Before CONNECT the client's MQTT version is
@@ -46,11 +47,9 @@ void Service::accept(net::tcp::socket socket, model::ShardId shard) {
       last_warning = now;
       log()->warn("connection refused: {} connections have not completed CONNECT", connecting_.max());
     }
-    boost::system::error_code ec;
-    socket.close(ec);
+    connection->close();
     return;
   }
-  auto connection = std::make_shared<net::Connection>(std::move(socket), shard, "mqtt");
   auto session = std::make_shared<Session>(connection, *brokers_[shard.value()], *this, options_, std::move(handshake));
   connection->start(session);
   session->start_watchdog();

@@ -15,6 +15,10 @@
 #include "net/asio.hpp"
 #include "net/handshake_limit.hpp"
 
+namespace carrier::net {
+class Connection;
+}
+
 namespace carrier::mqtt {
 
 class ClientRegistry;
@@ -36,7 +40,7 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  void accept(net::tcp::socket socket, model::ShardId shard);
+  void accept(std::shared_ptr<net::Connection> connection);
   const Options& options() const { return options_; }
   // The broker-wide hook that checks CONNECT's user name and password (shared with STOMP).
   auth::Authenticator& authenticator() { return authenticator_; }

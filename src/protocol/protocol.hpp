@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@ namespace carrier::core {
 class Broker;
 }
 namespace carrier::net {
+class Connection;
 class HandshakeLimit;
 }
 
@@ -45,9 +47,9 @@ class Protocol {
   const std::string& name() const { return name_; }
   const net::ListenerOptions& listener() const { return listener_; }
 
-  // Runs on `shard`, whose io_context the socket belongs to: makes the connection's session and
-  // starts it (or refuses it, e.g. past the handshake limit).
-  virtual void start_session(net::tcp::socket socket, model::ShardId shard) = 0;
+  // Runs on the connection's shard: makes its session and starts it (or refuses it, e.g. past
+  // the handshake limit). The connection (TCP, or TLS from a TLS listener) is not started yet.
+  virtual void start_session(std::shared_ptr<net::Connection> connection) = 0;
   // Start-up, before the shards run: takes a recovered record of one of the protocol's own
   // reserved queues (true). `queue_key` is the store key ("queue:$mqtt-sessions"); what no
   // protocol takes goes to the core.
