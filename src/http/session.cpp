@@ -193,6 +193,7 @@ void Session::handle() {
     credentials = std::move(*basic);
   }
   credentials.source = std::string(peer_address());
+  if (!transport().peer_identity().empty()) credentials.identity = transport().peer_identity();
   const std::uint64_t seq = request_seq_;
   auto weak = std::weak_ptr<Session>(shared_from_this());
   auto outcome = authenticator_.authenticate(std::move(credentials), shard(), [weak, seq](auth::Outcome o) {
