@@ -22,6 +22,7 @@
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
 #include "net/asio.hpp"
+#include "net/options.hpp"
 
 namespace carrier::client {
 
@@ -41,6 +42,7 @@ struct MqttConnectOptions {
   // A publishing thread blocks while more than this many encoded bytes wait for the socket.
   std::size_t max_buffered_bytes = 8u << 20;
   mqtt::codec::DecoderLimits limits{.max_packet_size = 16u << 20};
+  net::TlsClientOptions tls{};  // TLS: enabled, CA, client certificate (mutual TLS)
 };
 
 // An application message delivered by the server. QoS 1 and 2 deliveries are acknowledged by
@@ -164,7 +166,7 @@ class MqttClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::tcp::socket socket_{io_};
+  net::SocketStream stream_{net::tcp::socket(io_)};
   net::asio::steady_timer tick_timer_{io_};
   WriteLoop writer_{io_};
   bool disconnect_queued_ = false;  // the writer ends the connection once it is written

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/logging.hpp"
+#include "net/tls_context.hpp"
 #include "stomp/codec/encoder.hpp"
 
 namespace carrier::client {
@@ -175,6 +176,10 @@ Status StompClient::connect(std::string_view host, std::uint16_t port, ConnectOp
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
+  if (auto tls = net::use_client_tls(stream_, options_.tls, host); !tls) {
+    state_.store(State::closed);
+    return tls;
+  }
 
   Headers headers{{"accept-version", options_.version},
                   {"host", options_.vhost.empty() ? std::string(host) : options_.vhost}};
@@ -533,7 +538,7 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
     self->end_connection(Error(Errc::io_error, "resolve " + host + ": " + ec.message()));
     co_return;
   }
-  co_await asio::async_connect(self->socket_, endpoints,
+  co_await asio::async_connect(self->stream_.socket(), endpoints,
                                asio::redirect_error(asio::use_awaitable, ec));
   if (self->state_.load() != State::connecting) co_return;
   if (ec) {
@@ -542,7 +547,14 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
     co_return;
   }
   // Small frames (acks, receipts) must not wait for Nagle; the writer batches on its own.
-  self->socket_.set_option(net::tcp::no_delay(true), ec);
+  self->stream_.socket().set_option(net::tcp::no_delay(true), ec);
+  const std::string tls_failure = co_await self->stream_.handshake_as_client();
+  if (self->state_.load() != State::connecting) co_return;
+  if (!tls_failure.empty()) {
+    self->end_connection(Error(Errc::io_error, "TLS handshake with " + host + ":" + std::to_string(port) +
+                                                   " failed: " + tls_failure));
+    co_return;
+  }
   self->last_read_ = self->last_write_ = Clock::now();
   self->spawn(write_loop(self), "writer");
   self->spawn(read_loop(self), "reader");
@@ -550,7 +562,7 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
 
 asio::awaitable<void> StompClient::write_loop(StompClient* self) {
   const auto ec = co_await self->writer_.run(
-      self->socket_, {.closed = [self] { return self->state_.load() == State::closed; },
+      self->stream_, {.closed = [self] { return self->state_.load() == State::closed; },
                       .drained = {},
                       .wrote = [self](std::size_t size) {
                         {
@@ -569,7 +581,7 @@ asio::awaitable<void> StompClient::read_loop(StompClient* self) {
   std::size_t need = 0;  // the decoder said: no progress before the input holds this much
   for (;;) {
     boost::system::error_code ec;
-    std::size_t n = co_await self->socket_.async_read_some(
+    std::size_t n = co_await self->stream_.async_read_some(
         asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (self->state_.load() == State::closing) {
@@ -745,7 +757,7 @@ void StompClient::end_connection(const Error& reason) {
   inbox_ready_.notify_all();
   buffer_drained_.notify_all();
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.socket().close(ignored);
   resolver_.cancel();
   writer_.wake();
   heart_beat_timer_.cancel();

@@ -20,6 +20,7 @@
 #include "client/pending_requests.hpp"
 #include "client/write_loop.hpp"
 #include "net/asio.hpp"
+#include "net/options.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/frame.hpp"
 
@@ -46,6 +47,7 @@ struct ConnectOptions {
   // bytes wait to be written, so a fast producer cannot grow memory without bound.
   std::size_t max_buffered_bytes = 8u << 20;
   stomp::codec::DecoderLimits limits{};
+  net::TlsClientOptions tls{};     // TLS: enabled, CA, client certificate (mutual TLS)
 };
 
 enum class AckMode { automatic, client, client_individual };
@@ -217,7 +219,7 @@ class StompClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::tcp::socket socket_{io_};
+  net::SocketStream stream_{net::tcp::socket(io_)};
   net::asio::steady_timer heart_beat_timer_{io_};
   PendingRequests pending_{io_.get_executor()};
   std::unordered_map<std::string, Subscription> subscriptions_;

@@ -16,7 +16,7 @@ std::size_t WriteLoop::discard() {
   return size;
 }
 
-asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& socket, Hooks hooks) {
+asio::awaitable<boost::system::error_code> WriteLoop::run(net::SocketStream& stream, Hooks hooks) {
   std::string batch;
   for (;;) {
     if (hooks.closed()) co_return boost::system::error_code();
@@ -30,7 +30,7 @@ asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& sock
     batch.swap(output_);  // everything queued so far goes out in one write
     writing_ = true;
     boost::system::error_code ec;
-    co_await asio::async_write(socket, asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
+    co_await stream.async_write(asio::buffer(batch), asio::redirect_error(asio::use_awaitable, ec));
     writing_ = false;
     hooks.wrote(batch.size());
     batch.clear();
