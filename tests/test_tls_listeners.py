@@ -160,7 +160,7 @@ def test_https_serves_the_http_api(tls_broker, certs):
         response = conn.getresponse()
         response.read()
         assert response.status in (200, 201, 202, 204), response.status
-        conn.request("GET", "/v1/queues/tls-http/messages?max=1&wait=5s")
+        conn.request("GET", "/v1/queues/tls-http/messages?max=1")
         response = conn.getresponse()
         body = response.read()
         assert response.status == 200

@@ -166,7 +166,7 @@ class MqttClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::SocketStream stream_{net::tcp::socket(io_)};
+  net::SocketStream stream_{io_};
   net::asio::steady_timer tick_timer_{io_};
   WriteLoop writer_{io_};
   bool disconnect_queued_ = false;  // the writer ends the connection once it is written

@@ -219,7 +219,7 @@ class StompClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::SocketStream stream_{net::tcp::socket(io_)};
+  net::SocketStream stream_{io_};
   net::asio::steady_timer heart_beat_timer_{io_};
   PendingRequests pending_{io_.get_executor()};
   std::unordered_map<std::string, Subscription> subscriptions_;

@@ -15,6 +15,8 @@ namespace carrier::net {
 class SocketStream {
  public:
   explicit SocketStream(tcp::socket socket) : socket_(std::move(socket)) {}
+  // A socket not yet connected (a client's).
+  explicit SocketStream(asio::io_context& io) : socket_(io) {}
 
   // TLS from now on, over `context` (held as long as the stream: a reload does not touch it).
   void use_tls(std::shared_ptr<ssl::context> context) {
