@@ -59,6 +59,10 @@ Result<std::shared_ptr<ssl::context>> make_server_context(const TlsOptions& opti
   auto context = modern_context(ssl::context::tls_server);
   if (!context) return context;
   if (auto st = load_identity(**context, options.cert_file, options.key_file); !st) return unexpected(st.error());
+  // No TLS 1.3 session tickets: they arrive unasked right after the handshake, and a client
+  // that reads on one thread while it writes CONNECT on another (python3-stomp) can lose that
+  // CONNECT to OpenSSL's non-thread-safe SSL object. The clients Carrier serves do not resume.
+  SSL_CTX_set_num_tickets((*context)->native_handle(), 0);
   boost::system::error_code ec;
   if (!options.ca_file.empty()) {
     (*context)->load_verify_file(options.ca_file, ec);
