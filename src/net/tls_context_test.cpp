@@ -82,6 +82,7 @@ TEST_F(TlsContextTest, ServerContextIsTls12OrLaterWithAeadCiphersOnly) {
     }
   }
   EXPECT_EQ(SSL_CTX_get_verify_mode(native), SSL_VERIFY_NONE);
+  EXPECT_EQ(SSL_CTX_get_num_tickets(native), 0u);  // no unasked TLS 1.3 tickets (tls_context.cpp)
 }
 
 TEST_F(TlsContextTest, ClientCertificateModesSetTheVerifyMode) {
