@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "base/logging.hpp"
+#include "client/connect_stream.hpp"
 #include "net/tls_context.hpp"
 #include "mqtt/codec/encoder.hpp"
 
@@ -431,19 +432,10 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
     self->end_connection(Error(Errc::io_error, "resolve " + host + ": " + ec.message()));
     co_return;
   }
-  co_await asio::async_connect(self->stream_.socket(), endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  const std::string failure = co_await connect_stream(self->stream_, endpoints, host + ":" + std::to_string(port));
   if (self->state_.load() != State::connecting) co_return;
-  if (ec) {
-    self->end_connection(
-        Error(Errc::io_error, "connect to " + host + ":" + std::to_string(port) + ": " + ec.message()));
-    co_return;
-  }
-  self->stream_.socket().set_option(net::tcp::no_delay(true), ec);
-  const std::string tls_failure = co_await self->stream_.handshake_as_client();
-  if (self->state_.load() != State::connecting) co_return;
-  if (!tls_failure.empty()) {
-    self->end_connection(Error(Errc::io_error, "TLS handshake with " + host + ":" + std::to_string(port) +
-                                                   " failed: " + tls_failure));
+  if (!failure.empty()) {
+    self->end_connection(Error(Errc::io_error, failure));
     co_return;
   }
   self->last_read_ = self->last_write_ = Clock::now();
