@@ -93,6 +93,12 @@ void Authenticator::stop() {
 }
 
 std::optional<Outcome> Authenticator::authenticate(Credentials credentials, model::ShardId shard, Done done) {
+  if (credentials.identity && !credentials.identity->empty()) {
+    // The TLS layer verified a client certificate naming the user: it is the proof, whatever
+    // login or password the client also sent (which are not checked).
+    if (credentials.password) wipe(*credentials.password);
+    return Outcome{Verdict::accepted, std::move(*credentials.identity)};
+  }
   const bool has_name = present(credentials.username);
   const bool has_password = present(credentials.password);
   if (!has_name && !has_password) {

@@ -28,6 +28,9 @@ struct Credentials {
   std::optional<std::string> password;  // bytes (MQTT allows binary)
   // The client's address without the port: failed logins are counted per source.
   std::string source;
+  // The user a verified TLS client certificate names (tls.use_identity_as_username): already
+  // authenticated, so accepted as that user without a password check.
+  std::optional<std::string> identity;
 };
 
 enum class Verdict {
@@ -44,8 +47,8 @@ struct Outcome {
 
 // The broker-wide authentication hook that the STOMP and MQTT sessions call at CONNECT.
 //
-// Decisions that need no password check are made at once (no users configured: everyone is
-// let in; no credentials: anonymous or refused). A password check (argon2id, ~0.1 s of CPU and
+// Decisions that need no password check are made at once (a verified certificate identity:
+// that user; no users configured: everyone is let in; no credentials: anonymous or refused). A password check (argon2id, ~0.1 s of CPU and
 // 64 MiB) runs on the authenticator's own verifier thread(s), never on a shard; the outcome is
 // posted back to the asking shard, a rejection only after `failure_delay_ms`. An unknown user
 // name costs the same verification (against a hash of a random password), so timing does not

@@ -156,6 +156,27 @@ TEST(AuthenticatorTest, NoCredentialsWithUsersIsRefusedUnlessAnonymousIsAllowed)
   EXPECT_EQ(w.outcome->verdict, Verdict::rejected);
 }
 
+TEST(AuthenticatorTest, AVerifiedCertificateIdentityIsThatUserWithoutAPasswordCheck) {
+  FakeExecutor ex;
+  auto a = Authenticator::create(with_alice(), ex);
+  ASSERT_TRUE(a);
+  // A name the users file does not know, with or without a login and password: the TLS layer
+  // verified the certificate, so the answer is at once and nothing is checked.
+  for (auto c : {creds(std::nullopt, std::nullopt), creds("alice", "wrong"), creds("bob", std::nullopt)}) {
+    c.identity = "carol";
+    auto o = (*a)->authenticate(std::move(c), model::ShardId(0), [](Outcome) { ADD_FAILURE() << "called"; });
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->verdict, Verdict::accepted);
+    EXPECT_EQ(o->user, "carol");
+  }
+  // An empty identity (no certificate) is no identity: the usual rules.
+  auto c = creds(std::nullopt, std::nullopt);
+  c.identity = "";
+  auto o = (*a)->authenticate(std::move(c), model::ShardId(0), nullptr);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->verdict, Verdict::rejected);
+}
+
 TEST(AuthenticatorTest, TooManyWaitingIsBusy) {
   FakeExecutor ex;
   auto options = with_alice();

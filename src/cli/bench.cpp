@@ -18,6 +18,7 @@
 #include "cli/bench_report.hpp"
 #include "cli/bench_worker.hpp"
 #include "cli/commands.hpp"
+#include "cli/tls_flags.hpp"
 
 namespace carrier::cli {
 
@@ -267,6 +268,7 @@ void add_bench_command(CLI::App& app) {
                   "After sending, give up after this many seconds of draining in all (default 60)");
   cmd->add_option("--login", raw->login, "STOMP login / MQTT user name");
   cmd->add_option("--passcode", raw->passcode, "STOMP passcode / MQTT password");
+  add_tls_flags(cmd, raw->tls);
   cmd->add_option("--vhost", raw->vhost, "STOMP CONNECT host header (RabbitMQ: the virtual host, e.g. /)");
   cmd->add_flag("--allow-remote", raw->allow_remote, "Allow a --server that is not a loopback address");
   cmd->add_flag("--json", raw->json, "Print the result as one JSON object on stdout");

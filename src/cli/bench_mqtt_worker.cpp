@@ -31,6 +31,7 @@ client::MqttConnectOptions connect_options(const Options& o, std::string client_
     c.username = o.login;
     c.password = o.passcode;
   }
+  c.tls = o.tls;
   c.version = o.mqtt_v5 ? mqtt::codec::Version::v5 : mqtt::codec::Version::v3_1_1;
   c.timeout = kTimeout;
   c.max_buffered_bytes = kMaxBuffered;

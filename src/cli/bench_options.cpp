@@ -136,6 +136,9 @@ std::string Options::command_line() const {
     out << " --qos " << qos;
     if (mqtt_v5) out << " --mqtt-version 5";
   }
+  if (tls.enabled) out << " --tls";
+  if (!tls.ca_file.empty()) out << " --ca " << tls.ca_file;
+  if (!tls.cert_file.empty()) out << " --cert " << tls.cert_file << " --key " << tls.key_file;
   if (receipts > 0) out << " --receipts " << receipts;
   if (rate > 0) out << " --rate " << format_number(rate);
   return out.str();
@@ -299,6 +302,7 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
     o.vhost = *raw.vhost;
   }
   o.login = raw.login;
+  o.tls = raw.tls;
   o.passcode = raw.passcode;
   o.json = raw.json;
   o.quiet = raw.quiet;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "net/options.hpp"
 
 namespace carrier::cli::bench {
 
@@ -42,6 +43,7 @@ struct RawOptions {
   std::string login;
   std::string passcode;
   std::optional<std::string> vhost;
+  net::TlsClientOptions tls;
   bool allow_remote = false;
   bool json = false;
   bool quiet = false;
@@ -73,6 +75,7 @@ struct Options {
   std::string login;
   std::string passcode;
   std::string vhost;         // STOMP CONNECT `host` header; empty: the --server host
+  net::TlsClientOptions tls;  // every connection over TLS when enabled
   bool json = false;
   bool quiet = false;
   std::uint32_t run_id = 0;  // stamped in every message; messages of other runs are ignored

@@ -24,6 +24,7 @@ client::ConnectOptions connect_options(const Options& o) {
   c.login = o.login;
   c.passcode = o.passcode;
   c.vhost = o.vhost;
+  c.tls = o.tls;
   c.timeout = kTimeout;
   c.max_buffered_bytes = kMaxBuffered;
   if (o.websocket) c.websocket_path = "/ws";

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/tls_flags.hpp"
 #include "client/stomp_client.hpp"
 #include "cli/commands.hpp"
 
@@ -32,6 +33,7 @@ struct RecvArgs {
   std::string server = "127.0.0.1:61613";
   std::string login;
   std::string passcode;
+  net::TlsClientOptions tls;
 };
 
 int fail(const std::string& message) {
@@ -70,6 +72,7 @@ int run_recv(const RecvArgs& args) {
   client::ConnectOptions connect_options;
   connect_options.login = args.login;
   connect_options.passcode = args.passcode;
+  connect_options.tls = args.tls;
   connect_options.timeout = std::max(timeout, std::chrono::milliseconds(1000));
   client::StompClient client;
   if (auto s = client.connect(endpoint->host, endpoint->port, connect_options); !s) {
@@ -130,6 +133,7 @@ void add_recv_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--login", args->login, "Login");
   command->add_option("--passcode", args->passcode, "Passcode");
+  add_tls_flags(command, args->tls);
   command->callback([args] { std::exit(run_recv(*args)); });
 }
 

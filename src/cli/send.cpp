@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/tls_flags.hpp"
 #include "client/stomp_client.hpp"
 #include "cli/commands.hpp"
 
@@ -38,6 +39,7 @@ struct SendArgs {
   std::string server = "127.0.0.1:61613";
   std::string login;
   std::string passcode;
+  net::TlsClientOptions tls;
   double timeout_s = 10;
 };
 
@@ -130,6 +132,7 @@ int run_send(const SendArgs& args) {
   client::ConnectOptions connect_options;
   connect_options.login = args.login;
   connect_options.passcode = args.passcode;
+  connect_options.tls = args.tls;
   connect_options.timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout_s * 1000));
   client::StompClient client;
@@ -187,6 +190,7 @@ void add_send_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--login", args->login, "Login");
   command->add_option("--passcode", args->passcode, "Passcode");
+  add_tls_flags(command, args->tls);
   command->add_option("--timeout", args->timeout_s, "Seconds to wait to connect and per receipt")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -18,6 +18,7 @@
 #include "net/connection.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/shard_pool.hpp"
+#include "net/tls_context.hpp"
 #include "mqtt/protocol.hpp"
 #include "protocol/protocol_set.hpp"
 #include "stomp/protocol.hpp"
@@ -30,7 +31,7 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, mqtt, http, data_dir, store, postgres, log_level, recover;
+  std::string stomp, mqtt, http, stomp_tls, mqtt_tls, https, data_dir, store, postgres, log_level, recover;
   unsigned shards = 0;
 };
 
@@ -122,13 +123,35 @@ int serve(const config::Flags& flags) {
   memory.set_on_relief(resume_everywhere);
   pressure.set_on_relief(resume_everywhere);
 
+  // Each enabled TLS listener's context, built now so a bad certificate stops start-up.
+  std::vector<std::shared_ptr<net::TlsServer>> tls_servers;
+  auto tls_listener = [&](std::string name, std::string_view protocol,
+                          const net::ListenerOptions& listener) -> Result<protocol::TlsListener> {
+    protocol::TlsListener tls{std::move(name), listener, nullptr};
+    if (!listener.enabled) return tls;
+    auto server = net::TlsServer::create(cfg->tls.for_listener(protocol));
+    if (!server) return unexpected(Errc::invalid_argument, tls.name + ": " + server.error().detail);
+    tls.server = *server;
+    tls_servers.push_back(*server);
+    return tls;
+  };
+  auto stomp_tls = tls_listener("stomp-tls", "stomp", cfg->stomp_tls_listener);
+  auto mqtt_tls = tls_listener("mqtt-tls", "mqtt", cfg->mqtt_tls_listener);
+  auto https = tls_listener("https", "http", cfg->http_tls_listener);
+  for (const auto* tls : {&stomp_tls, &mqtt_tls, &https}) {
+    if (!*tls) {
+      std::cerr << "carrier: " << tls->error().detail << "\n";
+      return 2;
+    }
+  }
+
   // The protocols the broker speaks, one registration each (docs/architecture.md).
   auth::Authenticator& auth = **authenticator;
   protocol::ProtocolSet protocols(pool);
   const protocol::Context context{pool, peers, auth, connecting, &protocols};
-  protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp));
-  protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt));
-  protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http));
+  protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp), std::move(*stomp_tls));
+  protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt), std::move(*mqtt_tls));
+  protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http), std::move(*https));
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // a protocol's own records (MQTT's sessions) to that protocol.
@@ -151,11 +174,27 @@ int serve(const config::Flags& flags) {
   }
 
   net::asio::io_context signals_context(1);
+  // SIGHUP: the TLS certificates and keys are read again; open connections keep theirs.
+  net::asio::signal_set reload_signal(signals_context, SIGHUP);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
   int received_signal = 0;
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (!ec) received_signal = sig;
+    reload_signal.cancel();  // SIGHUP's handler must not keep run() going
   });
+  std::function<void(const boost::system::error_code&, int)> on_reload = [&](const boost::system::error_code& ec,
+                                                                              int) {
+    if (ec) return;
+    for (const auto& server : tls_servers) {
+      if (auto st = server->reload(); !st) {
+        log->error("SIGHUP: TLS certificate not reloaded, the old one stays in use: {}", st.error().detail);
+      } else {
+        log->info("SIGHUP: TLS certificate {} reloaded; new connections use it", server->options().cert_file);
+      }
+    }
+    reload_signal.async_wait(on_reload);
+  };
+  reload_signal.async_wait(on_reload);
 
   pool.start();
   on_every_shard(pool, [&brokers, &pool, &protocols] {
@@ -222,6 +261,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--stomp", flags->stomp, "STOMP listener HOST:PORT, or off");
   cmd->add_option("--mqtt", flags->mqtt, "MQTT listener HOST:PORT, or off");
   cmd->add_option("--http", flags->http, "HTTP listener HOST:PORT, or off");
+  cmd->add_option("--stomp-tls", flags->stomp_tls, "STOMP over TLS listener HOST:PORT (usually 61614), or off");
+  cmd->add_option("--mqtt-tls", flags->mqtt_tls, "MQTT over TLS listener HOST:PORT (usually 8883), or off");
+  cmd->add_option("--https", flags->https, "HTTP over TLS listener HOST:PORT, or off");
   cmd->add_option("--data-dir", flags->data_dir, "Data directory");
   cmd->add_option("--store", flags->store, "Store kind: log | sqlite | postgres | memory");
   cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
@@ -234,6 +276,9 @@ void add_serve_command(CLI::App& app) {
     if (cmd->count("--stomp")) f.stomp = flags->stomp;
     if (cmd->count("--mqtt")) f.mqtt = flags->mqtt;
     if (cmd->count("--http")) f.http = flags->http;
+    if (cmd->count("--stomp-tls")) f.stomp_tls = flags->stomp_tls;
+    if (cmd->count("--mqtt-tls")) f.mqtt_tls = flags->mqtt_tls;
+    if (cmd->count("--https")) f.https = flags->https;
     if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
     if (cmd->count("--store")) f.store = flags->store;
     if (cmd->count("--postgres")) f.postgres = flags->postgres;

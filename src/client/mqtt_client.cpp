@@ -8,6 +8,8 @@
 #include <variant>
 
 #include "base/logging.hpp"
+#include "client/connect_stream.hpp"
+#include "net/tls_context.hpp"
 #include "mqtt/codec/encoder.hpp"
 
 namespace carrier::client {
@@ -77,7 +79,18 @@ Status MqttClient::connect(std::string_view host, std::uint16_t port, MqttConnec
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
-  if (!options_.websocket_path.empty()) websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "mqtt");
+  if (!options_.websocket_path.empty()) {
+    // The handshake is written on the TCP socket: WebSocket over TLS (wss) is not in the client yet.
+    if (options_.tls.enabled) {
+      state_.store(State::closed);
+      return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
+    }
+    websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "mqtt");
+  }
+  if (auto tls = net::use_client_tls(stream_, options_.tls, host); !tls) {
+    state_.store(State::closed);
+    return tls;
+  }
   if (options_.client_id.empty()) options_.client_id = random_client_id();
   options_.max_in_flight = std::max<std::uint16_t>(1, std::min<std::uint16_t>(options_.max_in_flight, 65534));
   window_.store(options_.max_in_flight);
@@ -427,16 +440,14 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
     self->end_connection(Error(Errc::io_error, "resolve " + host + ": " + ec.message()));
     co_return;
   }
-  co_await asio::async_connect(self->socket_, endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  const std::string failure = co_await connect_stream(self->stream_, endpoints, host + ":" + std::to_string(port));
   if (self->state_.load() != State::connecting) co_return;
-  if (ec) {
-    self->end_connection(
-        Error(Errc::io_error, "connect to " + host + ":" + std::to_string(port) + ": " + ec.message()));
+  if (!failure.empty()) {
+    self->end_connection(Error(Errc::io_error, failure));
     co_return;
   }
-  self->socket_.set_option(net::tcp::no_delay(true), ec);
   if (self->websocket_) {
-    auto upgraded = co_await self->websocket_->handshake(self->socket_, host, port);
+    auto upgraded = co_await self->websocket_->handshake(self->stream_.socket(), host, port);
     if (self->state_.load() != State::connecting) co_return;
     if (!upgraded) {
       self->end_connection(upgraded.error());
@@ -450,7 +461,7 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
 
 asio::awaitable<void> MqttClient::write_loop(MqttClient* self) {
   const auto ec = co_await self->writer_.run(
-      self->socket_,
+      self->stream_,
       {.closed = [self] { return self->state_.load() == State::closed; },
        .drained =
            [self] {
@@ -479,7 +490,7 @@ asio::awaitable<void> MqttClient::read_loop(MqttClient* self) {
   for (;;) {
     boost::system::error_code ec;
     std::size_t n =
-        co_await self->socket_.async_read_some(asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+        co_await self->stream_.async_read_some(asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (self->state_.load() == State::closing) {
         self->end_connection(Error(Errc::shutting_down, "disconnected"));
@@ -727,7 +738,7 @@ void MqttClient::end_connection(const Error& reason) {
   }
   changed_.notify_all();
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.socket().close(ignored);
   resolver_.cancel();
   writer_.wake();
   tick_timer_.cancel();

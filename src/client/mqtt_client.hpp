@@ -23,6 +23,7 @@
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
 #include "net/asio.hpp"
+#include "net/options.hpp"
 
 namespace carrier::client {
 
@@ -44,6 +45,7 @@ struct MqttConnectOptions {
   mqtt::codec::DecoderLimits limits{.max_packet_size = 16u << 20};
   // Not empty: connect to that path of an HTTP listener ("/ws") and speak MQTT over a WebSocket.
   std::string websocket_path;
+  net::TlsClientOptions tls{};  // TLS: enabled, CA, client certificate (mutual TLS)
 };
 
 // An application message delivered by the server. QoS 1 and 2 deliveries are acknowledged by
@@ -167,7 +169,7 @@ class MqttClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::tcp::socket socket_{io_};
+  net::SocketStream stream_{io_};
   net::asio::steady_timer tick_timer_{io_};
   WriteLoop writer_{io_};
   std::unique_ptr<WebSocketFraming> websocket_;  // set by connect() for options.websocket_path

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "base/logging.hpp"
+#include "client/connect_stream.hpp"
+#include "net/tls_context.hpp"
 #include "stomp/codec/encoder.hpp"
 
 namespace carrier::client {
@@ -175,7 +177,18 @@ Status StompClient::connect(std::string_view host, std::uint16_t port, ConnectOp
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
-  if (!options_.websocket_path.empty()) websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "v12.stomp");
+  if (!options_.websocket_path.empty()) {
+    // The handshake is written on the TCP socket: WebSocket over TLS (wss) is not in the client yet.
+    if (options_.tls.enabled) {
+      state_.store(State::closed);
+      return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
+    }
+    websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "v12.stomp");
+  }
+  if (auto tls = net::use_client_tls(stream_, options_.tls, host); !tls) {
+    state_.store(State::closed);
+    return tls;
+  }
 
   Headers headers{{"accept-version", options_.version},
                   {"host", options_.vhost.empty() ? std::string(host) : options_.vhost}};
@@ -534,18 +547,14 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
     self->end_connection(Error(Errc::io_error, "resolve " + host + ": " + ec.message()));
     co_return;
   }
-  co_await asio::async_connect(self->socket_, endpoints,
-                               asio::redirect_error(asio::use_awaitable, ec));
+  const std::string failure = co_await connect_stream(self->stream_, endpoints, host + ":" + std::to_string(port));
   if (self->state_.load() != State::connecting) co_return;
-  if (ec) {
-    self->end_connection(Error(Errc::io_error, "connect to " + host + ":" +
-                                                   std::to_string(port) + ": " + ec.message()));
+  if (!failure.empty()) {
+    self->end_connection(Error(Errc::io_error, failure));
     co_return;
   }
-  // Small frames (acks, receipts) must not wait for Nagle; the writer batches on its own.
-  self->socket_.set_option(net::tcp::no_delay(true), ec);
   if (self->websocket_) {
-    auto upgraded = co_await self->websocket_->handshake(self->socket_, host, port);
+    auto upgraded = co_await self->websocket_->handshake(self->stream_.socket(), host, port);
     if (self->state_.load() != State::connecting) co_return;
     if (!upgraded) {
       self->end_connection(upgraded.error());
@@ -559,7 +568,7 @@ asio::awaitable<void> StompClient::run_session(StompClient* self, std::string ho
 
 asio::awaitable<void> StompClient::write_loop(StompClient* self) {
   const auto ec = co_await self->writer_.run(
-      self->socket_, {.closed = [self] { return self->state_.load() == State::closed; },
+      self->stream_, {.closed = [self] { return self->state_.load() == State::closed; },
                       .drained = {},
                       .wrote = [self](std::size_t size) {
                         {
@@ -579,7 +588,7 @@ asio::awaitable<void> StompClient::read_loop(StompClient* self) {
   std::size_t need = 0;  // the decoder said: no progress before the input holds this much
   for (;;) {
     boost::system::error_code ec;
-    std::size_t n = co_await self->socket_.async_read_some(
+    std::size_t n = co_await self->stream_.async_read_some(
         asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (self->state_.load() == State::closing) {
@@ -758,7 +767,7 @@ void StompClient::end_connection(const Error& reason) {
   inbox_ready_.notify_all();
   buffer_drained_.notify_all();
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.socket().close(ignored);
   resolver_.cancel();
   writer_.wake();
   heart_beat_timer_.cancel();

@@ -21,6 +21,7 @@
 #include "client/websocket_framing.hpp"
 #include "client/write_loop.hpp"
 #include "net/asio.hpp"
+#include "net/options.hpp"
 #include "stomp/codec/decoder.hpp"
 #include "stomp/codec/frame.hpp"
 
@@ -49,6 +50,7 @@ struct ConnectOptions {
   stomp::codec::DecoderLimits limits{};
   // Not empty: connect to that path of an HTTP listener ("/ws") and speak STOMP over a WebSocket.
   std::string websocket_path;
+  net::TlsClientOptions tls{};     // TLS: enabled, CA, client certificate (mutual TLS)
 };
 
 enum class AckMode { automatic, client, client_individual };
@@ -220,7 +222,7 @@ class StompClient {
 
   // I/O thread only.
   net::tcp::resolver resolver_{io_};
-  net::tcp::socket socket_{io_};
+  net::SocketStream stream_{io_};
   net::asio::steady_timer heart_beat_timer_{io_};
   PendingRequests pending_{io_.get_executor()};
   std::unordered_map<std::string, Subscription> subscriptions_;

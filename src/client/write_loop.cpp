@@ -16,7 +16,7 @@ std::size_t WriteLoop::discard() {
   return size;
 }
 
-asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& socket, Hooks hooks) {
+asio::awaitable<boost::system::error_code> WriteLoop::run(net::SocketStream& stream, Hooks hooks) {
   std::string batch;
   std::string framed;
   for (;;) {
@@ -32,8 +32,7 @@ asio::awaitable<boost::system::error_code> WriteLoop::run(net::tcp::socket& sock
     writing_ = true;
     boost::system::error_code ec;
     if (hooks.frame) hooks.frame(batch, framed);
-    co_await asio::async_write(socket, asio::buffer(hooks.frame ? framed : batch),
-                               asio::redirect_error(asio::use_awaitable, ec));
+    co_await stream.async_write(asio::buffer(hooks.frame ? framed : batch), asio::redirect_error(asio::use_awaitable, ec));
     writing_ = false;
     hooks.wrote(batch.size());
     batch.clear();

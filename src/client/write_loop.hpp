@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "net/asio.hpp"
+#include "net/socket_stream.hpp"
 
 namespace carrier::client {
 
@@ -34,7 +34,7 @@ class WriteLoop {
     std::function<void(std::string_view batch, std::string& wire)> frame;
   };
   // Writes until `closed` or `drained` says stop (returns no error) or a write fails (returns it).
-  net::asio::awaitable<boost::system::error_code> run(net::tcp::socket& socket, Hooks hooks);
+  net::asio::awaitable<boost::system::error_code> run(net::SocketStream& stream, Hooks hooks);
 
  private:
   net::asio::steady_timer wakeup_;

@@ -249,8 +249,10 @@ struct Key {
 };
 
 Status apply_table(const Field& f, Config& config, std::span<const Key> keys);
+Status read_listen(const Field& f, net::ListenerOptions& out);
 
 constexpr Key kStompKeys[] = {
+    {"tls_listen", [](const Field& f, Config& c) { return read_listen(f, c.stomp_tls_listener); }},
     {"listen",
      [](const Field& f, Config& c) -> Status {
        const auto* text = f.node.as_string();
@@ -295,6 +297,7 @@ constexpr Key kStompKeys[] = {
 constexpr std::int64_t kUint16Max = std::numeric_limits<std::uint16_t>::max();
 
 constexpr Key kMqttKeys[] = {
+    {"tls_listen", [](const Field& f, Config& c) { return read_listen(f, c.mqtt_tls_listener); }},
     {"listen",
      [](const Field& f, Config& c) -> Status {
        const auto* text = f.node.as_string();
@@ -355,6 +358,7 @@ Status read_listen(const Field& f, net::ListenerOptions& out) {
 // [http]: the HTTP listener (docs/http.md).
 constexpr Key kHttpKeys[] = {
     {"listen", [](const Field& f, Config& c) { return read_listen(f, c.http_listener); }},
+    {"tls_listen", [](const Field& f, Config& c) { return read_listen(f, c.http_tls_listener); }},
     {"max_header_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1024, kUint32Max), c.http.max_header_bytes); }},
     {"max_body_bytes",
@@ -642,6 +646,41 @@ constexpr Key kAuthKeys[] = {
      }},
 };
 
+// [tls] and [tls.NAME]: which table a key is in decides which listener(s) it is for.
+TlsSection::Keys& tls_keys(const Field& f, Config& c) {
+  // "tls.cert_file" is every listener's; "tls.stomp.cert_file" the STOMP one's.
+  const std::string_view key = f.key;
+  const auto first = key.find('.');
+  const auto last = key.rfind('.');
+  if (first == last) return c.tls.all;
+  return c.tls.listener[std::string(key.substr(first + 1, last - first - 1))];
+}
+
+constexpr Key kTlsListenerKeys[] = {
+    {"cert_file", [](const Field& f, Config& c) { return assign(read_string(f), tls_keys(f, c).cert_file); }},
+    {"key_file", [](const Field& f, Config& c) { return assign(read_string(f), tls_keys(f, c).key_file); }},
+    {"ca_file", [](const Field& f, Config& c) { return assign(read_string(f), tls_keys(f, c).ca_file); }},
+    {"client_certificates",
+     [](const Field& f, Config& c) -> Status {
+       static constexpr std::string_view kModes[] = {"none", "optional", "required"};
+       auto mode = read_name(f, kModes);
+       if (!mode) return unexpected(std::move(mode).error());
+       tls_keys(f, c).client_certificates = *mode == "none"       ? net::ClientCertificates::none
+                                            : *mode == "optional" ? net::ClientCertificates::optional
+                                                                  : net::ClientCertificates::required;
+       return ok();
+     }},
+    {"use_identity_as_username",
+     [](const Field& f, Config& c) { return assign(read_bool(f), tls_keys(f, c).use_identity_as_username); }},
+};
+
+constexpr Key kTlsKeys[] = {
+    kTlsListenerKeys[0], kTlsListenerKeys[1], kTlsListenerKeys[2], kTlsListenerKeys[3], kTlsListenerKeys[4],
+    {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
+    {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
+    {"http", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
+};
+
 constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
     {"shards",
@@ -664,6 +703,7 @@ constexpr Key kTopKeys[] = {
     {"sqlite", [](const Field& f, Config& c) { return apply_table(f, c, kSqliteKeys); }},
     {"postgres", [](const Field& f, Config& c) { return apply_table(f, c, kPostgresKeys); }},
     {"auth", [](const Field& f, Config& c) { return apply_table(f, c, kAuthKeys); }},
+    {"tls", [](const Field& f, Config& c) { return apply_table(f, c, kTlsKeys); }},
     {"policy",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();
@@ -766,6 +806,15 @@ Status apply_flags(const Flags& flags, Config& config) {
   if (flags.http) {
     if (auto s = parse_listen(*flags.http, "--http", config.http_listener); !s) return s;
   }
+  if (flags.stomp_tls) {
+    if (auto s = parse_listen(*flags.stomp_tls, "--stomp-tls", config.stomp_tls_listener); !s) return s;
+  }
+  if (flags.mqtt_tls) {
+    if (auto s = parse_listen(*flags.mqtt_tls, "--mqtt-tls", config.mqtt_tls_listener); !s) return s;
+  }
+  if (flags.https) {
+    if (auto s = parse_listen(*flags.https, "--https", config.http_tls_listener); !s) return s;
+  }
   if (flags.data_dir) {
     if (flags.data_dir->empty()) return bad_flag("--data-dir", "a directory", *flags.data_dir);
     config.store.data_dir = *flags.data_dir;
@@ -833,7 +882,58 @@ Status load_users(const std::optional<std::filesystem::path>& config_file, auth:
   return ok();
 }
 
+// Relative TLS file names are taken from the config file's directory; each enabled TLS
+// listener has a certificate and key (whether the files are good is checked when serve builds
+// the context).
+Status check_tls(const std::optional<std::filesystem::path>& config_file, Config& config) {
+  auto resolve = [&config_file](std::optional<std::string>& file) {
+    if (file && std::filesystem::path(*file).is_relative() && config_file && config_file->has_parent_path()) {
+      file = (config_file->parent_path() / *file).string();
+    }
+  };
+  auto resolve_all = [&resolve](TlsSection::Keys& keys) {
+    resolve(keys.cert_file);
+    resolve(keys.key_file);
+    resolve(keys.ca_file);
+  };
+  resolve_all(config.tls.all);
+  for (auto& entry : config.tls.listener) resolve_all(entry.second);
+  const std::pair<std::string_view, const net::ListenerOptions*> listeners[] = {
+      {"stomp", &config.stomp_tls_listener}, {"mqtt", &config.mqtt_tls_listener}, {"http", &config.http_tls_listener}};
+  for (const auto& [name, listener] : listeners) {
+    if (!listener->enabled) continue;
+    const auto options = config.tls.for_listener(name);
+    if (options.cert_file.empty() || options.key_file.empty()) {
+      return unexpected(Errc::invalid_argument,
+                        fmt::format("the {} TLS listener needs a certificate: tls.cert_file and tls.key_file (or "
+                                    "tls.{}.cert_file and tls.{}.key_file)",
+                                    name, name, name));
+    }
+    if (options.client_certificates != net::ClientCertificates::none && options.ca_file.empty()) {
+      return unexpected(Errc::invalid_argument,
+                        fmt::format("tls.client_certificates for the {} TLS listener needs tls.ca_file "
+                                    "(the CAs client certificates chain to)",
+                                    name));
+    }
+  }
+  return ok();
+}
+
 }  // namespace
+
+net::TlsOptions TlsSection::for_listener(std::string_view protocol) const {
+  net::TlsOptions out;
+  auto apply = [&out](const Keys& keys) {
+    if (keys.cert_file) out.cert_file = *keys.cert_file;
+    if (keys.key_file) out.key_file = *keys.key_file;
+    if (keys.ca_file) out.ca_file = *keys.ca_file;
+    if (keys.client_certificates) out.client_certificates = *keys.client_certificates;
+    if (keys.use_identity_as_username) out.use_identity_as_username = *keys.use_identity_as_username;
+  };
+  apply(all);
+  if (auto it = listener.find(protocol); it != listener.end()) apply(it->second);
+  return out;
+}
 
 Status parse_listen(std::string_view text, std::string_view key, net::ListenerOptions& out) {
   net::ListenerOptions parsed = out;
@@ -863,6 +963,7 @@ Result<Config> load(const Flags& flags) {
   }
   if (auto applied = apply_flags(flags, config); !applied) return unexpected(applied.error());
   if (auto users = load_users(flags.config_file, config.auth); !users) return unexpected(users.error());
+  if (auto tls = check_tls(flags.config_file, config); !tls) return unexpected(tls.error());
   if (config.store.kind == "postgres" && config.store.postgres_url.empty()) {
     return unexpected(Errc::invalid_argument,
                       "store \"postgres\" needs a connection string: --postgres URL or [postgres] url");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,20 @@
 
 namespace carrier::config {
 
+// [tls] and its per-listener tables [tls.stomp], [tls.mqtt], [tls.http]: a key set in a
+// listener's table replaces [tls]'s for that listener (docs/security.md).
+struct TlsSection {
+  struct Keys {
+    std::optional<std::string> cert_file, key_file, ca_file;
+    std::optional<net::ClientCertificates> client_certificates;
+    std::optional<bool> use_identity_as_username;
+  };
+  Keys all;                                        // [tls]
+  std::map<std::string, Keys, std::less<>> listener;  // [tls.NAME], NAME a protocol
+  // What the TLS listener of `protocol` ("stomp") runs with.
+  net::TlsOptions for_listener(std::string_view protocol) const;
+};
+
 // Everything `carrier serve` runs with: each module's own Options, filled once, here.
 struct Config {
   std::string log_level = "info";
@@ -26,6 +41,11 @@ struct Config {
   mqtt::Options mqtt;
   net::ListenerOptions http_listener{true, "127.0.0.1", 8080};
   http::Options http;
+  // The TLS listeners (off unless set; their usual ports) and their certificates.
+  net::ListenerOptions stomp_tls_listener{false, "127.0.0.1", 61614};
+  net::ListenerOptions mqtt_tls_listener{false, "127.0.0.1", 8883};
+  net::ListenerOptions http_tls_listener{false, "127.0.0.1", 8443};
+  TlsSection tls;
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
   auth::Options auth;    // load() has added the users file's users to auth.users
@@ -37,6 +57,9 @@ struct Flags {
   std::optional<std::string> stomp;      // "HOST:PORT" or "off"
   std::optional<std::string> mqtt;       // "HOST:PORT" or "off"
   std::optional<std::string> http;       // "HOST:PORT" or "off"
+  std::optional<std::string> stomp_tls;  // "HOST:PORT" or "off": STOMP over TLS
+  std::optional<std::string> mqtt_tls;   // "HOST:PORT" or "off": MQTT over TLS
+  std::optional<std::string> https;      // "HOST:PORT" or "off": HTTP over TLS
   std::optional<std::string> data_dir;
   std::optional<std::string> store;      // store kind
   std::optional<std::string> postgres;   // libpq connection string for store "postgres"

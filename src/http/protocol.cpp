@@ -14,9 +14,8 @@ class HttpProtocol final : public protocol::Protocol {
   HttpProtocol(const protocol::Context& context, net::ListenerOptions listener, Options options)
       : Protocol("http", std::move(listener)), context_(context), options_(std::move(options)) {}
 
-  void start_session(net::tcp::socket socket, model::ShardId shard) override {
-    auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name());
-    auto session = std::make_shared<Session>(connection, *context_.brokers[shard.value()], options_,
+  void start_session(std::shared_ptr<net::Connection> connection) override {
+    auto session = std::make_shared<Session>(connection, *context_.brokers[connection->shard().value()], options_,
                                              context_.authenticator, context_.connecting.try_acquire(),
                                              context_.protocols);
     connection->start(session);

@@ -239,6 +239,7 @@ void Session::handle() {
     credentials = std::move(*basic);
   }
   credentials.source = std::string(peer_address());
+  if (!transport().peer_identity().empty()) credentials.identity = transport().peer_identity();
   auto outcome = authenticator_.authenticate(std::move(credentials), shard(), std::move(done));
   if (outcome) on_authenticated(std::move(*outcome), seq);
   // else: the password is checked on the authenticator's thread; the request waits.

@@ -89,6 +89,7 @@ void Session::handle_connect(codec::Connect& c) {
   // password is checked first (on the authenticator's thread when there is one to check).
   pause_reading();
   auth::Credentials credentials{std::move(c.username), std::move(c.password), std::string(peer_address())};
+  if (!transport().peer_identity().empty()) credentials.identity = transport().peer_identity();
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
   auto outcome = service_.authenticator().authenticate(

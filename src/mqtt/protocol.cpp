@@ -12,7 +12,7 @@ class MqttProtocol final : public protocol::Protocol {
       : Protocol("mqtt", std::move(listener)),
         service_(context.executor, context.brokers, std::move(options), context.authenticator, context.connecting) {}
 
-  void start_session(net::tcp::socket socket, model::ShardId shard) override { service_.accept(std::move(socket), shard); }
+  void start_session(std::shared_ptr<net::Connection> connection) override { service_.accept(std::move(connection)); }
   std::shared_ptr<net::TransportHandler> start_session(std::shared_ptr<net::Transport> transport,
                                                        model::ShardId shard) override {
     return service_.accept(std::move(transport), shard);

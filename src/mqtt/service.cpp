@@ -35,14 +35,13 @@ Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, O
 
 Service::~Service() = default;
 
-void Service::accept(net::tcp::socket socket, model::ShardId shard) {
+void Service::accept(std::shared_ptr<net::Connection> connection) {
+  const model::ShardId shard = connection->shard();
   auto handshake = acquire_handshake();
   if (!handshake.held()) {
-    boost::system::error_code ec;
-    socket.close(ec);
+    connection->close();
     return;
   }
-  auto connection = std::make_shared<net::Connection>(std::move(socket), shard, "mqtt");
   auto session = std::make_shared<Session>(connection, *brokers_[shard.value()], *this, options_, std::move(handshake));
   connection->start(session);
   session->start_watchdog();

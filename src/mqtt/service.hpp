@@ -16,6 +16,10 @@
 #include "net/handshake_limit.hpp"
 #include "net/transport.hpp"
 
+namespace carrier::net {
+class Connection;
+}
+
 namespace carrier::mqtt {
 
 class ClientRegistry;
@@ -37,7 +41,7 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  void accept(net::tcp::socket socket, model::ShardId shard);
+  void accept(std::shared_ptr<net::Connection> connection);
   // A session on a transport another listener's connection became (a WebSocket), begun; null
   // (and the transport closed) past the handshake limit. The caller holds what it returns.
   std::shared_ptr<net::TransportHandler> accept(std::shared_ptr<net::Transport> transport, model::ShardId shard);

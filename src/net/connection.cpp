@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 
+#include <atomic>
 #include <memory>
 
 #include <fmt/format.h>
@@ -55,6 +56,22 @@ void note_open_connections(const asio::any_io_executor& executor, std::size_t op
   });
 }
 
+std::atomic<std::uint64_t> g_tls_completed{0};
+std::atomic<std::uint64_t> g_tls_failed{0};
+std::atomic<std::uint64_t> g_tls_abandoned{0};
+
+// A peer that misbehaves is worth a warning, a flood of them only one every few seconds.
+bool tls_warning_due() {
+  thread_local std::chrono::steady_clock::time_point last;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last < std::chrono::seconds(5)) return false;
+  last = now;
+  return true;
+}
+
+// TLS records are at most 16 KiB: a larger read buffer gains nothing.
+constexpr std::size_t kTlsReadChunk = 16 * 1024;
+
 void log_exception(const std::string& prefix, std::exception_ptr e) {
   if (!e) return;
   try {
@@ -72,12 +89,19 @@ std::string peer_of(const tcp::socket& socket) {
 
 }  // namespace
 
-Connection::Connection(tcp::socket socket, model::ShardId shard, std::string protocol)
+Connection::Connection(tcp::socket socket, model::ShardId shard, std::string protocol, TlsAccept tls)
     : Transport(socket.get_executor(), shard, std::move(protocol), peer_of(socket)),
-      socket_(std::move(socket)),
-      wake_(socket_.get_executor()),
-      resume_(socket_.get_executor()) {
+      stream_(std::move(socket)),
+      identity_as_username_(tls.identity_as_username),
+      wake_(stream_.socket().get_executor()),
+      resume_(stream_.socket().get_executor()) {
   wake_.expires_at(asio::steady_timer::time_point::max());
+  if (tls.context) stream_.use_tls(std::move(tls.context));
+}
+
+Connection::TlsHandshakeCounts Connection::tls_handshakes() {
+  return {g_tls_completed.load(std::memory_order_relaxed), g_tls_failed.load(std::memory_order_relaxed),
+          g_tls_abandoned.load(std::memory_order_relaxed)};
 }
 
 Connection::~Connection() = default;
@@ -86,14 +110,47 @@ void Connection::start(std::shared_ptr<TransportHandler> session) {
   session_ = std::move(session);
   set_handler(session_.get());
   register_on_shard();
-  note_open_connections(socket_.get_executor(), on_this_shard().size());
+  note_open_connections(executor(), on_this_shard().size());
   // The quiet read path may read synchronously: that must never block.
   boost::system::error_code ec;
-  socket_.non_blocking(true, ec);
+  stream_.socket().non_blocking(true, ec);
+  if (stream_.is_tls()) {
+    handshaking_ = true;
+    loops_running_ = 1;
+    auto self = shared_from_this();
+    asio::co_spawn(executor(), handshake(self), [self](std::exception_ptr e) { self->loop_ended(e); });
+    return;
+  }
+  start_loops();
+}
+
+void Connection::start_loops() {
   auto self = shared_from_this();
-  loops_running_ = 2;
-  asio::co_spawn(socket_.get_executor(), read_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
-  asio::co_spawn(socket_.get_executor(), write_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
+  loops_running_ += 2;
+  asio::co_spawn(executor(), read_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
+  asio::co_spawn(executor(), write_loop(self), [self](std::exception_ptr e) { self->loop_ended(e); });
+}
+
+asio::awaitable<void> Connection::handshake(std::shared_ptr<Connection> self) {
+  boost::system::error_code ec;
+  co_await self->stream_.tls()->async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+  if (self->is_closed()) co_return;  // counted as abandoned by close_io()
+  self->handshaking_ = false;
+  if (ec) {
+    const auto failed = g_tls_failed.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (tls_warning_due()) {
+      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed, ec.message());
+    }
+    self->close();
+    co_return;
+  }
+  g_tls_completed.fetch_add(1, std::memory_order_relaxed);
+  if (self->identity_as_username_) self->set_peer_identity(certificate_identity(self->stream_.tls()->native_handle()));
+  if (self->is_closing()) {
+    self->close();
+    co_return;
+  }
+  self->start_loops();
 }
 
 void Connection::loop_ended(std::exception_ptr e) {
@@ -104,34 +161,59 @@ void Connection::loop_ended(std::exception_ptr e) {
   if (--loops_running_ == 0) session_.reset();
 }
 
-void Connection::wake_writer() { wake_.cancel(); }
+void Connection::wake_writer() {
+  // No writer before the TLS handshake is done: output waits for it, but closing cannot (the
+  // session gave up on the client), so it closes now, once the session's call has returned.
+  if (handshaking_ && is_closing() && !is_closed()) {
+    asio::post(executor(), [self = shared_from_this()] { self->close(); });
+    return;
+  }
+  wake_.cancel();
+}
 
 void Connection::wake_reader() { resume_.cancel(); }
+
+void Connection::first_bytes() {
+  heard_ = true;
+  // A TLS record (handshake, version 3.x) where the protocol's own bytes belong: a client
+  // configured for the TLS port. The session refuses it in its own words; this says why.
+  if (!stream_.is_tls() && read_buffer_.size() >= 2 && read_buffer_[0] == 0x16 && read_buffer_[1] == 0x03 &&
+      tls_warning_due()) {
+    logging::get("net")->warn("{} a TLS handshake on a plain port: the client should use the TLS listener",
+                              log_prefix());
+  }
+}
 
 void Connection::close_after_flush(std::chrono::milliseconds grace) {
   close_after_flush();
   if (is_closed() || linger_) return;
-  linger_ = std::make_unique<asio::steady_timer>(socket_.get_executor(), grace);
+  linger_ = std::make_unique<asio::steady_timer>(executor(), grace);
   linger_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->close();
   });
 }
 
 void Connection::close_io() {
-  boost::system::error_code ec;
   if (linger_) linger_->cancel();
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  if (handshaking_) {
+    handshaking_ = false;
+    const auto abandoned = g_tls_abandoned.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (tls_warning_due()) {
+      logging::get("net")->warn("{} closed before its TLS handshake completed ({} so far)", log_prefix(), abandoned);
+    }
+  }
+  stream_.close();
   wake_.cancel();
   resume_.cancel();
-  note_open_connections(socket_.get_executor(), on_this_shard().size());
+  note_open_connections(executor(), on_this_shard().size());
 }
 
 asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
   // Quiet: the last read was small and left nothing over, so the connection holds no read
   // buffer; the next read goes to peek_ (and what follows it through the shard's scratch
   // buffer), keeping only the bytes that came. Busy: it reads straight into its own buffer.
-  bool quiet = true;
+  bool quiet = !self->stream_.is_tls();  // TLS: its records are read whole anyway
+  const std::size_t chunk = self->stream_.is_tls() ? kTlsReadChunk : kReadChunk;
   for (;;) {
     if (self->is_closing()) co_return;
     if (self->is_paused()) {
@@ -148,7 +230,7 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     if (quiet && self->read_buffer_.empty()) {
       // Wait on the connection's few inline bytes: no buffer is held while idle, and (unlike
       // async_wait) the read stays Asio's usual speculative one, with no epoll re-arm.
-      n = co_await self->socket_.async_read_some(asio::buffer(self->peek_),
+      n = co_await self->stream_.socket().async_read_some(asio::buffer(self->peek_),
                                                  asio::redirect_error(asio::use_awaitable, ec));
       if (!ec) {
         self->read_buffer_.assign(self->peek_.data(), n);
@@ -157,7 +239,7 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
           // and non-blocking, so nothing else on this shard touches the scratch meanwhile.
           const asio::mutable_buffer scratch = read_scratch();
           boost::system::error_code more_ec;
-          const std::size_t more = self->socket_.read_some(scratch, more_ec);
+          const std::size_t more = self->stream_.socket().read_some(scratch, more_ec);
           // would_block: that was all; EOF or an error: the next read reports it.
           if (!more_ec) {
             self->read_buffer_.append(static_cast<const char*>(scratch.data()), more);
@@ -167,8 +249,8 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       }
     } else {
       const auto old_size = self->read_buffer_.size();
-      self->read_buffer_.resize(old_size + kReadChunk);
-      n = co_await self->socket_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, kReadChunk),
+      self->read_buffer_.resize(old_size + chunk);
+      n = co_await self->stream_.async_read_some(asio::buffer(self->read_buffer_.data() + old_size, chunk),
                                                  asio::redirect_error(asio::use_awaitable, ec));
       self->read_buffer_.resize(old_size + n);
     }
@@ -182,11 +264,12 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     }
     self->note_read();
     if (self->is_closing()) co_return;
+    if (!self->heard_) self->first_bytes();
     self->deliver_input(self->read_buffer_);
     // Nothing left over: give the buffer back if the connection went quiet (a small read) or
     // the buffer grew large for one big frame.
-    quiet = self->read_buffer_.empty() && n < kKeepBufferAbove;
-    if (quiet || (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk)) {
+    quiet = self->read_buffer_.empty() && n < kKeepBufferAbove && !self->stream_.is_tls();
+    if (quiet || (self->read_buffer_.empty() && n < kKeepBufferAbove) || (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk)) {
       std::string().swap(self->read_buffer_);
     }
   }
@@ -206,7 +289,7 @@ asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {
       continue;
     }
     boost::system::error_code ec;
-    co_await asio::async_write(self->socket_, asio::buffer(self->writing()), asio::redirect_error(asio::use_awaitable, ec));
+    co_await self->stream_.async_write(asio::buffer(self->writing()), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       self->close();
       co_return;

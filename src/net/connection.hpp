@@ -5,25 +5,39 @@
 #include <memory>
 #include <string>
 
+#include "net/socket_stream.hpp"
+#include "net/tls_context.hpp"
 #include "net/transport.hpp"
 
 namespace carrier::net {
 
-// A TCP connection, the transport under a STOMP or MQTT session: a reader coroutine that hands
+// A TCP connection, or TLS over one, the transport under a STOMP or MQTT session: a reader coroutine that hands
 // received bytes to the session, and a writer coroutine that sends everything queued since its
 // last write in one call (write coalescing: many frames, one syscall). A steady_timer is the
-// writer's wake-up.
+// writer's wake-up. On a TLS listener a handshake coroutine runs first and starts the two once
+// it succeeds; until then output waits, and closing (the session's CONNECT timeout, which so
+// bounds the handshake too) closes at once.
 // Lifetime: held by its coroutines through shared_from_this; it holds its session (given to
 // start()) until both coroutines have ended after close(), then lets go of it, so neither
 // outlives what it calls: the session holds the connection, never the other way round for long.
 // Runs on: its shard, only.
 class Connection : public Transport, public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, model::ShardId shard, std::string protocol);
+  // `tls.context` set: TLS, handshake first.
+  Connection(tcp::socket socket, model::ShardId shard, std::string protocol, TlsAccept tls = {});
   ~Connection() override;
 
   // Starts reading and writing for `session` (already this connection's handler).
   void start(std::shared_ptr<TransportHandler> session);
+
+  // TLS handshakes of every listener since start: completed, failed (bad certificate, plain
+  // TCP on a TLS port...), and abandoned (closed before done, e.g. by the CONNECT timeout).
+  struct TlsHandshakeCounts {
+    std::uint64_t completed = 0;
+    std::uint64_t failed = 0;
+    std::uint64_t abandoned = 0;
+  };
+  static TlsHandshakeCounts tls_handshakes();
 
   using Transport::close_after_flush;
   void close_after_flush(std::chrono::milliseconds grace) override;
@@ -32,12 +46,18 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
   void wake_writer() override;
   void wake_reader() override;
   void close_io() override;
+  static asio::awaitable<void> handshake(std::shared_ptr<Connection> self);
+  void start_loops();
+  void first_bytes();
   static asio::awaitable<void> read_loop(std::shared_ptr<Connection> self);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
   // Each loop's end: the last one lets go of the session.
   void loop_ended(std::exception_ptr e);
 
-  tcp::socket socket_;
+  SocketStream stream_;
+  bool identity_as_username_ = false;
+  bool handshaking_ = false;  // TLS: the handshake has not completed (no read or write loop yet)
+  bool heard_ = false;        // the first bytes came (a TLS hello on a plain port is logged)
   std::shared_ptr<TransportHandler> session_;
   int loops_running_ = 0;
   asio::steady_timer wake_;

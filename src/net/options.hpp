@@ -22,6 +22,34 @@ enum class SlowConsumerPolicy : std::uint8_t {
   disconnect,  // the connection is closed (STOMP: ERROR "slow consumer"), as NATS does
 };
 
+// Whether a TLS listener asks clients for a certificate (mutual TLS).
+enum class ClientCertificates : std::uint8_t {
+  none,      // not asked for
+  optional,  // asked for; one that does not verify fails the handshake, none is fine
+  required,  // a client without a verified certificate fails the handshake
+};
+
+// A TLS listener's certificate and what it asks of clients ([tls], docs/security.md). Files
+// are PEM; the key must match the certificate. Read at start-up and again on SIGHUP.
+struct TlsOptions {
+  std::string cert_file;  // the server's certificate, chain included
+  std::string key_file;   // its private key (unencrypted)
+  std::string ca_file;    // the CAs a client certificate must chain to (mutual TLS)
+  ClientCertificates client_certificates = ClientCertificates::none;
+  // A verified client certificate's subject CN (or first subjectAltName) is the user, with no
+  // password check (Mosquitto's option of the same name).
+  bool use_identity_as_username = false;
+};
+
+// What a client (carrier send/recv/bench, a federation link) verifies and presents over TLS.
+struct TlsClientOptions {
+  bool enabled = false;
+  std::string ca_file;      // the CAs the server's certificate must chain to; empty: the system's
+  std::string cert_file;    // a client certificate (mutual TLS), with its key_file
+  std::string key_file;
+  std::string server_name;  // the name the certificate must carry; empty: the host connected to
+};
+
 struct Options {
   unsigned shards = 0;  // 0: one per core
   // Connections (STOMP and MQTT together) that have not completed CONNECT, password check

@@ -81,6 +81,9 @@ class Transport {
   const std::string& peer() const { return peer_; }
   // The peer's address without its port ("127.0.0.1", "::1").
   std::string_view peer_address() const { return std::string_view(peer_).substr(0, peer_.rfind(':')); }
+  // The user a verified TLS client certificate names, when its listener takes certificates as
+  // user names (tls.use_identity_as_username); empty otherwise.
+  const std::string& peer_identity() const { return peer_identity_; }
   // "[stomp c42 127.0.0.1:50312]", for log lines.
   const std::string& log_prefix() const { return log_prefix_; }
   // The shard's executor: sessions run their timers (heart-beats, keep-alive) on it.
@@ -106,6 +109,7 @@ class Transport {
 
   // Counted among this shard's open transports until closed.
   void register_on_shard();
+  void set_peer_identity(std::string identity) { peer_identity_ = std::move(identity); }
   // Bytes came in: the peer is alive.
   void note_read() { last_read_ = std::chrono::steady_clock::now(); }
   // The handler gets what was received (and what it left unconsumed before).
@@ -124,6 +128,7 @@ class Transport {
   std::uint64_t id_;
   std::string peer_;
   std::string log_prefix_;
+  std::string peer_identity_;
   TransportHandler* handler_ = nullptr;
   std::string pending_;
   std::string writing_;

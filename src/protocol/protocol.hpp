@@ -18,6 +18,7 @@ namespace carrier::core {
 class Broker;
 }
 namespace carrier::net {
+class Connection;
 class HandshakeLimit;
 }
 
@@ -53,9 +54,9 @@ class Protocol {
   const std::string& name() const { return name_; }
   const net::ListenerOptions& listener() const { return listener_; }
 
-  // Runs on `shard`, whose io_context the socket belongs to: makes the connection's session and
-  // starts it (or refuses it, e.g. past the handshake limit).
-  virtual void start_session(net::tcp::socket socket, model::ShardId shard) = 0;
+  // Runs on the connection's shard: makes its session and starts it (or refuses it, e.g. past
+  // the handshake limit). The connection (TCP, or TLS from a TLS listener) is not started yet.
+  virtual void start_session(std::shared_ptr<net::Connection> connection) = 0;
   // Runs on `shard`, the transport's: makes and begins a session of this protocol on a byte
   // stream another listener's connection became (a WebSocket the HTTP listener upgraded, which
   // is already reading), and returns it for the transport to hold while it runs. Null: this

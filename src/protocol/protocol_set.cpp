@@ -1,8 +1,12 @@
 #include "protocol/protocol_set.hpp"
 
+#include "net/connection.hpp"
+
 namespace carrier::protocol {
 
-void ProtocolSet::add(std::unique_ptr<Protocol> protocol) { entries_.push_back(Entry{std::move(protocol), nullptr}); }
+void ProtocolSet::add(std::unique_ptr<Protocol> protocol, TlsListener tls) {
+  entries_.push_back(Entry{std::move(protocol), std::move(tls), nullptr, nullptr});
+}
 
 Protocol* ProtocolSet::find(std::string_view name) const {
   for (const auto& entry : entries_) {
@@ -20,13 +24,26 @@ bool ProtocolSet::recover(std::string_view queue_key, const model::Message& mess
 
 Status ProtocolSet::open() {
   for (auto& entry : entries_) {
-    if (!entry.protocol->listener().enabled || entry.listener) continue;
-    auto listener = std::make_unique<net::Listener>(
-        pool_, entry.protocol->name(), [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard) {
-          protocol->start_session(std::move(socket), shard);
-        });
-    if (auto st = listener->open(entry.protocol->listener()); !st) return st;
-    entry.listener = std::move(listener);
+    if (entry.protocol->listener().enabled && !entry.listener) {
+      auto listener = std::make_unique<net::Listener>(
+          pool_, entry.protocol->name(),
+          [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard) {
+            protocol->start_session(std::make_shared<net::Connection>(std::move(socket), shard, protocol->name()));
+          });
+      if (auto st = listener->open(entry.protocol->listener()); !st) return st;
+      entry.listener = std::move(listener);
+    }
+    if (entry.tls.listener.enabled && !entry.tls_listener) {
+      // Each connection takes the context current when it is accepted (reload: SIGHUP).
+      auto listener = std::make_unique<net::Listener>(
+          pool_, entry.tls.name,
+          [protocol = entry.protocol.get(), name = entry.tls.name, server = entry.tls.server](net::tcp::socket socket,
+                                                                                              model::ShardId shard) {
+            protocol->start_session(std::make_shared<net::Connection>(std::move(socket), shard, name, server->accept()));
+          });
+      if (auto st = listener->open(entry.tls.listener); !st) return st;
+      entry.tls_listener = std::move(listener);
+    }
   }
   return ok();
 }
@@ -38,6 +55,7 @@ void ProtocolSet::start(model::ShardId shard) {
 void ProtocolSet::start_listening() {
   for (auto& entry : entries_) {
     if (entry.listener) entry.listener->start();
+    if (entry.tls_listener) entry.tls_listener->start();
   }
 }
 
@@ -45,6 +63,7 @@ std::vector<std::pair<std::string_view, net::tcp::endpoint>> ProtocolSet::listen
   std::vector<std::pair<std::string_view, net::tcp::endpoint>> out;
   for (const auto& entry : entries_) {
     if (entry.listener) out.emplace_back(entry.protocol->name(), entry.listener->local_endpoint());
+    if (entry.tls_listener) out.emplace_back(entry.tls.name, entry.tls_listener->local_endpoint());
   }
   return out;
 }
@@ -52,6 +71,7 @@ std::vector<std::pair<std::string_view, net::tcp::endpoint>> ProtocolSet::listen
 void ProtocolSet::stop_listening() {
   for (auto& entry : entries_) {
     if (entry.listener) entry.listener->stop();
+    if (entry.tls_listener) entry.tls_listener->stop();
   }
 }
 

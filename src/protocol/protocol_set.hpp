@@ -8,9 +8,17 @@
 #include "base/result.hpp"
 #include "net/listener.hpp"
 #include "net/shard_pool.hpp"
+#include "net/tls_context.hpp"
 #include "protocol/protocol.hpp"
 
 namespace carrier::protocol {
+
+// A protocol's second listener, TLS ("stomp-tls" on 61614): the same sessions over TLS.
+struct TlsListener {
+  std::string name;
+  net::ListenerOptions listener{false, "127.0.0.1", 0};
+  std::shared_ptr<net::TlsServer> server;  // set when listener.enabled
+};
 
 // The protocols a broker runs, each with its listener, driven through the broker's life in
 // registration order: recover() before the shards run, open() to bind, start() on each shard,
@@ -22,7 +30,7 @@ class ProtocolSet {
   ProtocolSet(const ProtocolSet&) = delete;
   ProtocolSet& operator=(const ProtocolSet&) = delete;
 
-  void add(std::unique_ptr<Protocol> protocol);
+  void add(std::unique_ptr<Protocol> protocol, TlsListener tls = {});
   // The protocol registered as `name` ("stomp"), or null. Any shard may ask once start-up is over.
   Protocol* find(std::string_view name) const;
 
@@ -46,9 +54,11 @@ class ProtocolSet {
  private:
   struct Entry {
     std::unique_ptr<Protocol> protocol;
-    // Made by open() when the protocol is enabled. Declared after `protocol`, so destroyed
-    // before it: its accept handler points at it.
+    TlsListener tls;
+    // Made by open() when the protocol (its TLS listener) is enabled. Declared after
+    // `protocol`, so destroyed before it: their accept handlers point at it.
     std::unique_ptr<net::Listener> listener;
+    std::unique_ptr<net::Listener> tls_listener;
   };
 
   net::ShardPool& pool_;

@@ -1,5 +1,7 @@
 #include "protocol/protocol_set.hpp"
 
+#include "net/connection.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,10 +23,9 @@ class FakeProtocol final : public Protocol {
   FakeProtocol(std::string name, net::ListenerOptions listener, core::Executor& executor)
       : Protocol(name, listener), executor_(executor), reserved_("queue:$" + name + "-") {}
 
-  void start_session(net::tcp::socket socket, model::ShardId shard) override {
-    record(sessions_, shard);
-    boost::system::error_code ec;
-    socket.close(ec);
+  void start_session(std::shared_ptr<net::Connection> connection) override {
+    record(sessions_, connection->shard());
+    connection->close();
   }
   bool recover(std::string_view queue_key, const model::Message& message) override {
     if (!queue_key.starts_with(reserved_)) return false;

@@ -11,7 +11,7 @@
 namespace carrier::protocol {
 
 // A protocol whose every accepted connection is one `Session` on the accepting shard's Broker
-// (STOMP, HTTP): a TCP net::Connection carries Session(transport, broker, options,
+// (STOMP, HTTP): a net::Connection (TCP or TLS) carries Session(transport, broker, options,
 // authenticator, handshake slot); the connection starts with it, then begin(). Without a handshake slot the session refuses the client itself, in its
 // own protocol's words. Protocols with state across connections (MQTT's client registry) write
 // their own.
@@ -21,9 +21,8 @@ class SessionPerConnection final : public Protocol {
   SessionPerConnection(std::string name, const Context& context, net::ListenerOptions listener, Options options)
       : Protocol(std::move(name), std::move(listener)), context_(context), options_(std::move(options)) {}
 
-  void start_session(net::tcp::socket socket, model::ShardId shard) override {
-    auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name());
-    auto session = std::make_shared<Session>(connection, *context_.brokers[shard.value()], options_,
+  void start_session(std::shared_ptr<net::Connection> connection) override {
+    auto session = std::make_shared<Session>(connection, *context_.brokers[connection->shard().value()], options_,
                                              context_.authenticator, context_.connecting.try_acquire());
     connection->start(session);
     session->begin();

@@ -43,6 +43,7 @@ void Session::handle_connect(codec::Frame& frame) {
   credentials.username = std::move(request.login);
   credentials.password = std::move(request.passcode);
   credentials.source = peer_address();
+  if (!transport().peer_identity().empty()) credentials.identity = transport().peer_identity();
   const bool had_credentials = (credentials.username && !credentials.username->empty()) ||
                                (credentials.password && !credentials.password->empty());
   auto outcome = authenticator_.authenticate(
