@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "auth/text_file.hpp"
 #include "auth/user_syntax.hpp"
 
 namespace carrier::auth {
@@ -50,28 +47,9 @@ Result<std::vector<User>> parse_user_file(std::string_view text, std::string_vie
 }
 
 Result<std::vector<User>> read_user_file(const std::filesystem::path& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) {
-    const int err = errno;
-    return unexpected(err == ENOENT ? Errc::not_found : Errc::io_error,
-                      fmt::format("cannot read users file {}: {}", path.string(), std::strerror(err)));
-  }
-  std::string text;
-  char buffer[8192];
-  while (true) {
-    const std::size_t n = std::fread(buffer, 1, sizeof buffer, file.get());
-    text.append(buffer, n);
-    if (text.size() > kMaxUserFileBytes) {
-      return unexpected(Errc::limit_exceeded,
-                        fmt::format("users file {} is larger than {} bytes", path.string(), kMaxUserFileBytes));
-    }
-    if (n < sizeof buffer) break;
-  }
-  if (std::ferror(file.get())) {
-    const int err = errno;
-    return unexpected(Errc::io_error, fmt::format("cannot read users file {}: {}", path.string(), std::strerror(err)));
-  }
-  return parse_user_file(text, path.string());
+  auto text = read_text_file(path, kMaxUserFileBytes, "users file");
+  if (!text) return unexpected(text.error());
+  return parse_user_file(*text, path.string());
 }
 
 }  // namespace carrier::auth

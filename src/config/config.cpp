@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "auth/acl.hpp"
 #include "auth/user_file.hpp"
 #include "auth/user_syntax.hpp"
 
@@ -560,12 +561,23 @@ constexpr Key kAuthUserKeys[] = {
      }},
 };
 
+Status read_anonymous(const Field& f, Config& c) {
+  auto value = read_bool(f);
+  if (!value) return unexpected(std::move(value).error());
+  if (c.auth.anonymous && *c.auth.anonymous != *value) return f.must_be("the same as the other of anonymous and allow_anonymous");
+  c.auth.anonymous = *value;
+  return ok();
+}
+
 constexpr Key kAuthKeys[] = {
-    {"anonymous",
+    {"anonymous", read_anonymous},
+    {"allow_anonymous", read_anonymous},
+    {"acl_file",
      [](const Field& f, Config& c) -> Status {
-       auto value = read_bool(f);
-       if (!value) return unexpected(std::move(value).error());
-       c.auth.anonymous = *value;
+       auto path = read_string(f);
+       if (!path) return unexpected(std::move(path).error());
+       if (path->empty()) return f.must_be("a path");
+       c.auth.acl_file = std::move(*path);
        return ok();
      }},
     {"users_file",
@@ -773,7 +785,8 @@ Status apply_flags(const Flags& flags, Config& config) {
   return ok();
 }
 
-// Adds the users of [auth] users_file to the inline ones; then checks someone can log in.
+// Adds the users of [auth] users_file to the inline ones and reads acl_file; then checks someone
+// can log in.
 Status load_users(const std::optional<std::filesystem::path>& config_file, auth::Options& options) {
   if (!options.users_file.empty()) {
     if (options.users_file.is_relative() && config_file && config_file->has_parent_path()) {
@@ -791,6 +804,14 @@ Status load_users(const std::optional<std::filesystem::path>& config_file, auth:
       }
     }
     for (auto& u : *users) options.users.push_back(std::move(u));
+  }
+  if (!options.acl_file.empty()) {
+    if (options.acl_file.is_relative() && config_file && config_file->has_parent_path()) {
+      options.acl_file = config_file->parent_path() / options.acl_file;
+    }
+    auto acl = auth::read_acl_file(options.acl_file);
+    if (!acl) return unexpected(std::move(acl).error());
+    options.acl = std::make_shared<const auth::Acl>(std::move(*acl));
   }
   if (!options.allows_anonymous() && options.users.empty()) {
     return unexpected(Errc::invalid_argument,
