@@ -1,5 +1,9 @@
 #include "auth/permissions.hpp"
 
+#include <fmt/format.h>
+
+#include "auth/user_syntax.hpp"
+
 namespace carrier::auth {
 
 void Permissions::set_identity(std::string user, std::string client_id) {
@@ -29,6 +33,11 @@ bool Permissions::allows(Right right, AclKind kind, std::string_view name) {
     if (grant_->allows(right, kind, name)) it->second.allowed |= wanted;
   }
   return (it->second.allowed & wanted) != 0;
+}
+
+std::string access_denied_detail(std::string_view user, std::string_view action, std::string_view destination) {
+  const std::string who = user.empty() ? std::string("an anonymous client") : "user \"" + printable_name(user) + "\"";
+  return fmt::format("{} may not {} {}", who, action, printable_name(destination));
 }
 
 }  // namespace carrier::auth

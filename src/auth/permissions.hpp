@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "auth/access_control.hpp"
+#include "model/message.hpp"
 
 namespace carrier::auth {
 
@@ -24,6 +25,12 @@ class Permissions {
   void set_identity(std::string user, std::string client_id);
 
   bool allows(Right right, AclKind kind, std::string_view name);
+  // A queue or topic as the core names it. A temporary queue is allowed: it belongs to the
+  // connection that made it (others may only send to it, with the reply-to they were given).
+  bool allows(Right right, const model::Destination& dest) {
+    if (dest.kind == model::DestinationKind::temp_queue) return true;
+    return allows(right, dest.kind == model::DestinationKind::queue ? AclKind::queue : AclKind::topic, dest.name);
+  }
 
   // Answers remembered per kind; past this the cache starts again (a client walking many names
   // must not grow it without bound).
@@ -48,5 +55,9 @@ class Permissions {
   std::optional<AclGrant> grant_;
   Cache cache_[2];  // by AclKind
 };
+
+// What a refusal says: `user "alice" may not subscribe to /queue/bob.inbox` (names escaped and
+// cut short; an empty user is "an anonymous client").
+std::string access_denied_detail(std::string_view user, std::string_view action, std::string_view destination);
 
 }  // namespace carrier::auth

@@ -51,6 +51,11 @@ struct SubscribeRequest {
   // it durable (or adds the holder to it); it stays durable while it has a holder
   // (Broker::release_holder). Requests without one attach to it as it is.
   std::string holder;
+  // The authenticated user making a named subscription, who owns it from then on: a request
+  // naming another user's subscription is refused (Errc::permission_denied), so reusing
+  // someone's client id does not reach their durable subscription. Empty: anonymous, owns
+  // nothing (and definitions stored before owners existed have none).
+  std::string owner;
 };
 
 // A named topic subscription as every shard knows it.
@@ -60,6 +65,7 @@ struct NamedSubscription {
   bool durable = false;
   std::string selector;  // selector text, empty for none
   std::vector<std::string> holders;  // see SubscribeRequest::holder; sorted
+  std::string owner;  // see SubscribeRequest::owner
 };
 
 // A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records

@@ -53,6 +53,9 @@ class NamedSubscriptions {
   // Attaches the consumer `ref` (homed here) to the subscription the request names, making or
   // re-making it first if needed.
   ConsumerId subscribe(SubscribeRequest request, ConsumerRef ref, Completion done);
+  // Refused (permission_denied) when `name` exists and belongs to a user other than `user`
+  // (SubscribeRequest::owner); this shard's replica answers, so it costs one lookup.
+  Status check_owner(const std::string& name, std::string_view user) const;
   // Deletes the subscription and every message waiting in it (durable ones from the store).
   void remove(std::string name, Completion done);
   // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes

@@ -47,6 +47,10 @@ nlohmann::json to_json(const core::Delivery& d) {
 }  // namespace
 
 void Session::handle_receive(const model::Destination& destination, const codec::Params& params) {
+  if (!permissions_.allows(auth::Right::read, destination)) {
+    problem(403, auth::access_denied_detail(user_, "receive from", (destination.kind == model::DestinationKind::topic ? "topic " : "queue ") + destination.name));
+    return;
+  }
   if (auto unknown = codec::unknown_param(params, {"max", "wait", "ack"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: max, wait, ack)", unknown->substr(0, 64)));
     return;

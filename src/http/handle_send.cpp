@@ -23,6 +23,10 @@ std::string_view media_type(std::string_view content_type) {
 
 void Session::handle_send(const model::Destination& destination, const codec::Params& params) {
   const Request& req = *current_;
+  if (!permissions_.allows(auth::Right::write, destination)) {
+    problem(403, auth::access_denied_detail(user_, "send to", (destination.kind == model::DestinationKind::topic ? "topic " : "queue ") + destination.name));
+    return;
+  }
   if (auto unknown = codec::unknown_param(params, {"persistent"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: persistent)", unknown->substr(0, 64)));
     return;

@@ -50,6 +50,7 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
+      permissions_(authenticator.access(), shard()),
       handshake_(std::move(handshake)),
       phase_since_(Clock::now()),
       deadline_(executor()) {}
@@ -212,6 +213,7 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
       if (outcome.user != user_ && !outcome.user.empty()) {
         log()->debug("{} authenticated as \"{}\"", log_prefix(), auth::printable_name(outcome.user));
       }
+      if (outcome.user != user_) permissions_.set_identity(outcome.user, "");
       user_ = std::move(outcome.user);
       route();
       break;

@@ -13,6 +13,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "auth/authenticator.hpp"
+#include "auth/permissions.hpp"
 #include "core/broker.hpp"
 #include "http/codec/query.hpp"
 #include "http/options.hpp"
@@ -107,6 +108,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   core::Broker& broker_;
   const Options& options_;
   auth::Authenticator& authenticator_;
+  auth::Permissions permissions_;  // the ACL as it applies to user_
   net::HandshakeSlot handshake_;  // released at the first complete request, or at close
 
   std::optional<Parser> parser_;
