@@ -110,7 +110,9 @@ TEST(Acl, BadLinesNameTheLine) {
   EXPECT_EQ(parse_error("user alice\nfrobnicate x\n"),
             "unknown keyword \"frobnicate\" (expected user, group, member, topic, queue or pattern) in acl:2");
   EXPECT_EQ(parse_error("member alice\n"), "`member` outside a `group` block in acl:1");
-  EXPECT_EQ(parse_error("topic read\n"), "a rule needs a pattern in acl:1");
+  EXPECT_EQ(parse_error("topic\n"), "a rule needs a pattern in acl:1");
+  // As in Mosquitto, a lone word is the pattern: a topic called "read", readwrite.
+  EXPECT_EQ(parse_error("topic read\n"), "parsed");
   EXPECT_EQ(parse_error("topic a/#/b\n"), "`#` must be the last level of an MQTT pattern in acl:1");
   EXPECT_EQ(parse_error("topic a/b+\n"), "`+` and `#` must fill a whole level of an MQTT pattern in acl:1");
   EXPECT_EQ(parse_error("queue a..b\n"), "a pattern has an empty level in acl:1");
