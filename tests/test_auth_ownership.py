@@ -120,3 +120,16 @@ def test_mqtt_away_session_stays_its_owners(users_broker, mqtt_client):
     c.close()
     again = mqtt_client(users_broker, client_id=client_id, clean=False, connect=False)
     assert again.connect(username="bob", password="builder")["flags"]["session present"] == 1
+
+
+def test_stomp_durable_subscription_owner_survives_a_restart(users_broker):
+    topic = f"/topic/t{uuid.uuid4().hex[:8]}"
+    with stomp(users_broker.port, "bob-app", "bob") as bob:
+        assert durable_subscribe(bob, topic, "news").command == "RECEIPT"
+    users_broker.stop()
+    users_broker.start()
+    with stomp(users_broker.port, "bob-app", "alice") as alice:
+        frame = durable_subscribe(alice, topic, "news")
+        assert frame.command == "ERROR" and frame.header("message") == "access denied", frame
+    with stomp(users_broker.port, "bob-app", "bob") as bob:
+        assert durable_subscribe(bob, topic, "news").command == "RECEIPT"
