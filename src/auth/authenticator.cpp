@@ -72,6 +72,7 @@ Authenticator::Authenticator(const Options& options, core::Executor& executor, C
       clock_(std::move(clock)),
       users_(by_name(options.users)),
       tokens_(options.tokens),
+      access_(executor, options.acl),
       ledger_(FailureLimits{options.source_failure_limit, options.total_failure_limit,
                             std::chrono::milliseconds(options.failure_window_ms), options.max_sources}) {}
 

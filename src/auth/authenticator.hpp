@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/access_control.hpp"
 #include "auth/failure_ledger.hpp"
 #include "auth/options.hpp"
 #include "auth/token_table.hpp"
@@ -92,6 +93,12 @@ class Authenticator {
   bool allows_anonymous() const { return anonymous_; }
   std::size_t user_count() const { return users_.size(); }
 
+  // What an authenticated client may do (the ACL, [auth] acl_file): each session checks its
+  // operations through an auth::Permissions made from it. Kept here so that every protocol that
+  // reaches the authenticator reaches it too.
+  AccessControl& access() { return access_; }
+  const AccessControl& access() const { return access_; }
+
   // Stops the verifier threads; checks still waiting are dropped (their connections are closing).
   void stop();
 
@@ -121,6 +128,7 @@ class Authenticator {
   Clock clock_;
   const std::unordered_map<std::string, std::string> users_;  // name -> hash; read-only once made
   const TokenTable tokens_;  // read-only once made
+  AccessControl access_;
   std::string decoy_hash_;  // verified for unknown names; set by each verifier before its first check
 
   std::mutex mutex_;

@@ -2,11 +2,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace carrier::auth {
+
+class Acl;
 
 // One user who may log in: a name and a libsodium crypto_pwhash_str (argon2id) hash. Never a
 // plaintext password.
@@ -29,7 +32,8 @@ struct Token {
 // The [auth] section. With no users, every client is let in as today (zero-config `make run`).
 struct Options {
   // Clients that send no credentials: let in (as nobody) or refused. Unset: true when no users
-  // are configured, false when some are.
+  // are configured, false when some are. `allow_anonymous` (Mosquitto's name) sets the same. A
+  // listener on a non-loopback address with no users needs it set to true explicitly.
   std::optional<bool> anonymous;
   // A file of `name:hash` lines, read once at start-up (its users are added to `users`).
   std::filesystem::path users_file;
@@ -38,6 +42,10 @@ struct Options {
   // start-up; its tokens authenticate HTTP requests as their user.
   std::filesystem::path tokens_file;
   std::vector<Token> tokens;
+  // Who may do what where (docs/auth.md, "Authorization"): read at start-up and on SIGHUP. Empty:
+  // no ACL, every client that may connect may do everything (today's behaviour).
+  std::filesystem::path acl_file;
+  std::shared_ptr<const Acl> acl;  // acl_file parsed by config::load
   // A failed login is answered after this long: slows a client guessing passwords one by one.
   std::uint32_t failure_delay_ms = 1000;
   // Threads that verify passwords (each argon2id verification holds the hash's memory, 64 MiB

@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "auth/acl.hpp"
 #include "auth/authenticator.hpp"
 #include "base/logging.hpp"
 #include "config/config.hpp"
@@ -62,6 +63,22 @@ void raise_open_files_limit() {
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
   limit.rlim_cur = limit.rlim_max;
   (void)::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+// SIGHUP: the ACL file read again; a bad one is logged and the rules in force stay.
+void reload_acl(const auth::Options& options, auth::AccessControl& access) {
+  auto log = logging::get("broker");
+  if (options.acl_file.empty()) {
+    log->info("SIGHUP: no [auth] acl_file to reload");
+    return;
+  }
+  auto acl = auth::read_acl_file(options.acl_file);
+  if (!acl) {
+    log->error("SIGHUP: ACL not reloaded, the previous rules stay: {}", acl.error().detail);
+    return;
+  }
+  log->info("SIGHUP: ACL reloaded from {} ({} rule(s))", options.acl_file.string(), acl->rule_count());
+  access.replace(std::make_shared<const auth::Acl>(std::move(*acl)));
 }
 
 int serve(const config::Flags& flags) {
@@ -174,17 +191,18 @@ int serve(const config::Flags& flags) {
   }
 
   net::asio::io_context signals_context(1);
-  // SIGHUP: the TLS certificates and keys are read again; open connections keep theirs.
-  net::asio::signal_set reload_signal(signals_context, SIGHUP);
-  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM);
+  net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
   int received_signal = 0;
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (!ec) received_signal = sig;
-    reload_signal.cancel();  // SIGHUP's handler must not keep run() going
-  });
-  std::function<void(const boost::system::error_code&, int)> on_reload = [&](const boost::system::error_code& ec,
-                                                                              int) {
+  // SIGHUP re-reads what may change without a restart (the ACL; the TLS certificates and keys,
+  // which open connections keep); SIGINT and SIGTERM stop.
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                              int sig) {
     if (ec) return;
+    if (sig != SIGHUP) {
+      received_signal = sig;
+      return;
+    }
+    reload_acl(cfg->auth, auth.access());
     for (const auto& server : tls_servers) {
       if (auto st = server->reload(); !st) {
         log->error("SIGHUP: TLS certificate not reloaded, the old one stays in use: {}", st.error().detail);
@@ -192,9 +210,21 @@ int serve(const config::Flags& flags) {
         log->info("SIGHUP: TLS certificate {} reloaded; new connections use it", server->options().cert_file);
       }
     }
-    reload_signal.async_wait(on_reload);
+    signals.async_wait(on_signal);
   };
-  reload_signal.async_wait(on_reload);
+  signals.async_wait(on_signal);
+
+  // Mosquitto 2's safe default: without users, only loopback listeners are open to everyone.
+  if (!auth.has_users() && !cfg->auth.anonymous.value_or(false)) {
+    for (const auto& [name, ep] : protocols.listening()) {
+      if (ep.address().is_loopback()) continue;
+      std::cerr << "carrier: " << name << " listens on " << ep.address().to_string() << ":" << ep.port()
+                << ", which is not a loopback address, and no user is configured: add users ([auth] users_file or "
+                   "[[auth.user]]) or set [auth] allow_anonymous = true to let anyone in\n";
+      (*store)->close();
+      return 2;
+    }
+  }
 
   pool.start();
   on_every_shard(pool, [&brokers, &pool, &protocols] {
@@ -211,6 +241,10 @@ int serve(const config::Flags& flags) {
               auth.allows_anonymous() ? "allowed" : "refused");
   } else {
     log->info("authentication: no users configured, every client is let in");
+  }
+  if (cfg->auth.acl) {
+    log->info("authorization: ACL {} ({} rule(s)); what it does not allow is refused", cfg->auth.acl_file.string(),
+              cfg->auth.acl->rule_count());
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   // PostgreSQL keeps its data on the server (schema in the log), the others in the data dir.

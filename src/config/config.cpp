@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include "auth/token_file.hpp"
+#include "auth/acl.hpp"
 #include "auth/user_file.hpp"
 #include "auth/user_syntax.hpp"
 
@@ -581,12 +582,23 @@ constexpr Key kAuthUserKeys[] = {
      }},
 };
 
+Status read_anonymous(const Field& f, Config& c) {
+  auto value = read_bool(f);
+  if (!value) return unexpected(std::move(value).error());
+  if (c.auth.anonymous && *c.auth.anonymous != *value) return f.must_be("the same as the other of anonymous and allow_anonymous");
+  c.auth.anonymous = *value;
+  return ok();
+}
+
 constexpr Key kAuthKeys[] = {
-    {"anonymous",
+    {"anonymous", read_anonymous},
+    {"allow_anonymous", read_anonymous},
+    {"acl_file",
      [](const Field& f, Config& c) -> Status {
-       auto value = read_bool(f);
-       if (!value) return unexpected(std::move(value).error());
-       c.auth.anonymous = *value;
+       auto path = read_string(f);
+       if (!path) return unexpected(std::move(path).error());
+       if (path->empty()) return f.must_be("a path");
+       c.auth.acl_file = std::move(*path);
        return ok();
      }},
     {"users_file",
@@ -851,7 +863,8 @@ void resolve_beside(const std::optional<std::filesystem::path>& config_file, std
   if (path.is_relative() && config_file && config_file->has_parent_path()) path = config_file->parent_path() / path;
 }
 
-// Adds the users of [auth] users_file to the inline ones; then checks someone can log in.
+// Adds the users of [auth] users_file to the inline ones, reads tokens_file and acl_file; then
+// checks someone can log in.
 Status load_users(const std::optional<std::filesystem::path>& config_file, auth::Options& options) {
   if (!options.users_file.empty()) {
     resolve_beside(config_file, options.users_file);
@@ -873,6 +886,12 @@ Status load_users(const std::optional<std::filesystem::path>& config_file, auth:
     auto tokens = auth::read_token_file(options.tokens_file);
     if (!tokens) return unexpected(std::move(tokens).error());
     options.tokens = std::move(*tokens);
+  }
+  if (!options.acl_file.empty()) {
+    resolve_beside(config_file, options.acl_file);
+    auto acl = auth::read_acl_file(options.acl_file);
+    if (!acl) return unexpected(std::move(acl).error());
+    options.acl = std::make_shared<const auth::Acl>(std::move(*acl));
   }
   if (!options.allows_anonymous() && options.users.empty()) {
     return unexpected(Errc::invalid_argument,

@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
+#include "auth/acl.hpp"
 #include "config/config_test_support.hpp"
 
 namespace carrier::config {
@@ -101,6 +103,33 @@ TEST(ConfigAuth, UsersFileIsReadBesideTheConfigFile) {
   EXPECT_EQ(loaded->auth.users[1].source, users.string() + ":2");
   EXPECT_EQ(loaded->auth.users[2].name, "c");
   EXPECT_FALSE(loaded->auth.allows_anonymous());
+}
+
+TEST(ConfigAuth, AclFileIsReadBesideTheConfigFile) {
+  TempFile file("[auth]\nacl_file = \"acl.txt\"\n");
+  Flags flags;
+  flags.config_file = file.path();
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr("cannot read ACL file " + (file.path().parent_path() / "acl.txt").string()));
+
+  const auto acl = file.write("acl.txt", "user alice\nqueue read orders.>\n");
+  loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->auth.acl_file, acl);
+  ASSERT_NE(loaded->auth.acl, nullptr);
+  EXPECT_EQ(loaded->auth.acl->rule_count(), 1u);
+
+  file.write("acl.txt", "user alice\nqueue read orders.>\nfrobnicate\n");
+  loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr(acl.string() + ":3"));
+}
+
+TEST(ConfigAuth, AllowAnonymousIsMosquittosNameForAnonymous) {
+  EXPECT_EQ(parse_ok("[auth]\nallow_anonymous = true\n").auth.anonymous, std::optional<bool>(true));
+  EXPECT_EQ(parse_ok("[auth]\nanonymous = true\nallow_anonymous = true\n").auth.anonymous, std::optional<bool>(true));
+  EXPECT_THAT(toml_error("[auth]\nanonymous = true\nallow_anonymous = false\n"), HasSubstr("allow_anonymous"));
 }
 
 TEST(ConfigAuth, UsersFileProblemsStopTheLoad) {

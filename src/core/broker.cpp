@@ -208,6 +208,9 @@ void Broker::commit(Transaction tx, Completion done) {
 
 Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) {
   if (auto st = check_destination(request.destination, true); !st) return unexpected(st.error());
+  if (!request.subscription_name.empty()) {
+    if (auto st = named_.check_owner(request.subscription_name, request.owner); !st) return unexpected(st.error());
+  }
   const ConsumerId id = shard_.next_consumer_id();
   ConsumerRef ref{id, shard_.self, std::move(request.consumer), request.ack_mode, request.prefetch, request.selector};
   if (ref.prefetch == 0) {

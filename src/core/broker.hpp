@@ -83,6 +83,10 @@ class Broker {
   void unsubscribe(ConsumerId id, Completion done);
   // Deletes a named subscription and every message waiting in it (durable ones from the store).
   void remove_subscription(std::string name, Completion done) { named_.remove(std::move(name), std::move(done)); }
+  // Whether `user` may attach to or remove the named subscription `name` (SubscribeRequest::owner).
+  Status check_subscription_owner(const std::string& name, std::string_view user) const {
+    return named_.check_owner(name, user);
+  }
   // Takes `holder` off a shared subscription (SharedSubscriptions). Without holders left it is
   // deleted with its messages, or, if consumers are attached, stops being durable (its messages
   // leave the store and it goes with its last consumer).

@@ -55,6 +55,11 @@ struct SubscribeRequest {
   // Named subscriptions: deleted with their messages once no consumer has been attached for this
   // long (HTTP's subscription_idle_timeout); 0: never. Kept with a durable definition.
   std::uint64_t idle_expiry_ms = 0;
+  // The authenticated user making a named subscription, who owns it from then on: a request
+  // naming another user's subscription is refused (Errc::permission_denied), so reusing
+  // someone's client id does not reach their durable subscription. Empty: anonymous, owns
+  // nothing (and definitions stored before owners existed have none).
+  std::string owner;
 };
 
 // A named topic subscription as every shard knows it.
@@ -65,6 +70,7 @@ struct NamedSubscription {
   std::string selector;  // selector text, empty for none
   std::vector<std::string> holders;  // see SubscribeRequest::holder; sorted
   std::uint64_t idle_expiry_ms = 0;  // see SubscribeRequest::idle_expiry_ms
+  std::string owner;  // see SubscribeRequest::owner
 };
 
 // A change to a protocol's own state kept in a reserved queue (`$mqtt-sessions`...): records

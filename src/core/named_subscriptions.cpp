@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/broker.hpp"
 #include "core/owned_queues.hpp"
 #include "core/retained_messages.hpp"
@@ -41,6 +43,7 @@ std::optional<NamedEntry> NamedSubscriptions::parse_definition(const Message& m)
     if (k == "selector") entry.def.selector = v;
     if (k == "holder") entry.def.holders.push_back(v);
     if (k == "idle_expiry_ms") entry.def.idle_expiry_ms = std::strtoull(v.c_str(), nullptr, 10);
+    if (k == "owner") entry.def.owner = v;
   }
   std::sort(entry.def.holders.begin(), entry.def.holders.end());
   entry.def.durable = true;
@@ -77,6 +80,12 @@ std::vector<NamedSubscription> NamedSubscriptions::list(std::string_view prefix)
     out.push_back(it->second.def);
   }
   return out;
+}
+
+Status NamedSubscriptions::check_owner(const std::string& name, std::string_view user) const {
+  auto it = named_.find(name);
+  if (it == named_.end() || it->second.def.owner.empty() || it->second.def.owner == user) return ok();
+  return unexpected(Errc::permission_denied, fmt::format("subscription '{}' belongs to another user", name));
 }
 
 ConsumerId NamedSubscriptions::subscribe(SubscribeRequest request, ConsumerRef ref, Completion done) {
@@ -153,6 +162,7 @@ ConsumerId NamedSubscriptions::subscribe(SubscribeRequest request, ConsumerRef r
   NamedEntry entry;
   entry.def = NamedSubscription{name, request.destination.name, request.durable, request.selector_text};
   entry.def.idle_expiry_ms = request.idle_expiry_ms;
+  entry.def.owner = request.owner;
   entry.definition_id = shard_.ids.next();
   entry.selector = request.selector;
   entry.no_local_origin = request.no_local_origin;
@@ -200,6 +210,8 @@ MessagePtr NamedSubscriptions::definition_message(const NamedEntry& entry) {
   def->properties = {{"name", entry.def.name}, {"filter", entry.def.filter}, {"selector", entry.def.selector}};
   for (const auto& h : entry.def.holders) def->properties.emplace_back("holder", h);
   if (entry.def.idle_expiry_ms != 0) def->properties.emplace_back("idle_expiry_ms", std::to_string(entry.def.idle_expiry_ms));
+  // Only when there is one: definitions without an owner stay byte for byte what they were.
+  if (!entry.def.owner.empty()) def->properties.emplace_back("owner", entry.def.owner);
   return def;
 }
 

@@ -57,6 +57,9 @@ class NamedSubscriptions {
   // The periodic sweep: subscriptions with an idle expiry whose queue this shard owns, without
   // consumers and untouched for that long, are removed.
   void sweep_idle(std::int64_t now_ms);
+  // Refused (permission_denied) when `name` exists and belongs to a user other than `user`
+  // (SubscribeRequest::owner); this shard's replica answers, so it costs one lookup.
+  Status check_owner(const std::string& name, std::string_view user) const;
   // Deletes the subscription and every message waiting in it (durable ones from the store).
   void remove(std::string name, Completion done);
   // Writes `entry`'s definition in place of its previous one (`previous` nil: none), then makes

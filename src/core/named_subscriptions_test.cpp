@@ -85,6 +85,34 @@ TEST_F(BrokerTest, ASubscriptionWithAnIdleExpiryGoesOnceNobodyAttachesForThatLon
   for (auto& b : brokers_) EXPECT_EQ(b->named().find("http:idle"), nullptr);
 }
 
+TEST_F(BrokerTest, NamedSubscriptionBelongsToItsOwner) {
+  auto c = std::make_shared<Collector>();
+  SubscribeRequest req{kTopic, AckMode::auto_ack, 0, c};
+  req.subscription_name = "stomp:app:owned";
+  req.durable = true;
+  req.owner = "bob";
+  on(0, [&](Broker& b) { ASSERT_TRUE(b.subscribe(req, nullptr).has_value()); });
+  store_.complete_all();
+  ex_.drain();
+  // The owner is stored with the definition, and every shard's replica knows it.
+  EXPECT_TRUE(std::any_of(store_.records.begin(), store_.records.end(), [](const store::Record& r) {
+    return r.kind == store::RecordKind::message && r.message &&
+           std::find(r.message->properties.begin(), r.message->properties.end(),
+                     std::pair<std::string, std::string>{"owner", "bob"}) != r.message->properties.end();
+  }));
+  auto other = req;
+  other.owner = "alice";
+  on(1, [&](Broker& b) {
+    auto refused = b.subscribe(other, nullptr);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, Errc::permission_denied);
+    EXPECT_FALSE(b.check_subscription_owner("stomp:app:owned", "").has_value());
+    EXPECT_TRUE(b.check_subscription_owner("stomp:app:owned", "bob").has_value());
+    EXPECT_TRUE(b.check_subscription_owner("stomp:app:nobody", "alice").has_value());
+  });
+  on(2, [&](Broker& b) { EXPECT_TRUE(b.subscribe(req, nullptr).has_value()); });
+}
+
 TEST_F(BrokerTest, SharedSubscriptionConsumersCompete) {
   auto a = std::make_shared<Collector>();
   auto b = std::make_shared<Collector>();

@@ -38,6 +38,7 @@ void append_data(std::string& o, std::string_view text) {
 }  // namespace
 
 void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
+  if (!allowed(auth::Right::read, destination, "receive from")) return;
   if (auto unknown = codec::unknown_param(params, {"format"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: format)", unknown->substr(0, 64)));
     return;

@@ -76,6 +76,7 @@ std::optional<Session::PollParams> Session::poll_params(const codec::Params& par
 }
 
 void Session::handle_receive(const model::Destination& destination, const codec::Params& params) {
+  if (!allowed(auth::Right::read, destination, "receive from")) return;
   auto p = poll_params(params);
   if (!p) return;
   if (auto st = broker_.check_destination(destination, true); !st) {

@@ -23,6 +23,7 @@ std::string_view media_type(std::string_view content_type) {
 
 void Session::handle_send(const model::Destination& destination, const codec::Params& params) {
   const Request& req = *current_;
+  if (!allowed(auth::Right::write, destination, "send to")) return;
   if (auto unknown = codec::unknown_param(params, {"persistent", "reply", "timeout"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: persistent, reply, timeout)", unknown->substr(0, 64)));
     return;

@@ -48,9 +48,10 @@ void Session::handle_subscription(std::string name, bool messages, const codec::
       problem(404, fmt::format("no subscription '{}'", name));
       return;
     }
+    const model::Destination topic{model::DestinationKind::topic, entry->def.filter};
+    if (!allowed(auth::Right::read, topic, "receive from")) return;
     // Attached exactly as made: the same definition is found, not replaced.
-    core::SubscribeRequest request{model::Destination{model::DestinationKind::topic, entry->def.filter},
-                                   core::AckMode::client_individual, p->max, nullptr};
+    core::SubscribeRequest request{topic, core::AckMode::client_individual, p->max, nullptr};
     request.subscription_name = core_name(name);
     request.durable = true;
     request.selector = entry->selector;
@@ -130,6 +131,10 @@ void Session::put_subscription(std::string name) {
   }
   if (auto st = broker_.check_destination(topic, true); !st) {
     problem(st.error());
+    return;
+  }
+  if (!allowed(auth::Right::read, topic, "subscribe to") ||
+      !allowed(auth::Right::create, topic, "make a durable subscription to")) {
     return;
   }
   std::shared_ptr<const selector::Selector> parsed;

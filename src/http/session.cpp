@@ -76,6 +76,7 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
+      permissions_(authenticator.access(), shard()),
       handshake_(std::move(handshake)),
       protocols_(protocols),
       phase_since_(Clock::now()),
@@ -257,6 +258,7 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
       if (outcome.user != user_ && !outcome.user.empty()) {
         log()->debug("{} authenticated as \"{}\"", log_prefix(), auth::printable_name(outcome.user));
       }
+      if (outcome.user != user_) permissions_.set_identity(outcome.user, "");
       user_ = std::move(outcome.user);
       route();
       break;
@@ -297,6 +299,13 @@ void Session::respond(int status, std::string_view content_type, std::string_vie
   flush();
   if (close) close_after_flush();
   finish_request();
+}
+
+bool Session::allowed(auth::Right right, const model::Destination& destination, std::string_view action) {
+  if (permissions_.allows(right, destination)) return true;
+  const std::string what = (destination.kind == model::DestinationKind::topic ? "topic " : "queue ") + destination.name;
+  problem(403, auth::access_denied_detail(user_, action, what));
+  return false;
 }
 
 void Session::problem(int status, std::string_view detail, std::string_view extra_headers) {

@@ -13,6 +13,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "auth/authenticator.hpp"
+#include "auth/permissions.hpp"
 #include "core/broker.hpp"
 #include "http/codec/query.hpp"
 #include "http/options.hpp"
@@ -118,6 +119,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void handle();
   void on_authenticated(auth::Outcome outcome, std::uint64_t seq);
   void route();  // routes.cpp
+  // False, and 403 answered, when the ACL does not give the user `right` on `destination`.
+  bool allowed(auth::Right right, const model::Destination& destination, std::string_view action);
   bool wants_websocket() const;  // websocket_upgrade.cpp
   void upgrade_websocket();
   void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
@@ -157,6 +160,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   core::Broker& broker_;
   const Options& options_;
   auth::Authenticator& authenticator_;
+  auth::Permissions permissions_;  // the ACL as it applies to user_
   net::HandshakeSlot handshake_;  // released at the first complete request, or at close
   const protocol::ProtocolSet* protocols_;  // the sessions GET /ws hands a connection to
   std::shared_ptr<net::Transport> websocket_;  // after an upgrade: what now carries the connection

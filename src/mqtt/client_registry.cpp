@@ -59,15 +59,35 @@ std::vector<std::string> shared_subscription_names(std::string_view shared_filte
 ClientRegistry::ClientRegistry(model::ShardId self, core::Executor& executor, core::Broker& broker)
     : self_(self), executor_(executor), broker_(broker) {}
 
-void ClientRegistry::claim(const std::string& client_id, Claimant who, Reply reply) {
+void ClientRegistry::claim(const std::string& client_id, Claimant who, Reply reply, std::function<void()> refused) {
   Entry& e = entries_[client_id];
-  e.waiting.push_back(Waiting{std::move(who), std::move(reply)});
+  e.waiting.push_back(Waiting{std::move(who), std::move(reply), std::move(refused)});
   if (e.taking_over) return;  // served when the take-over in progress is done
   serve(client_id, e);
 }
 
+bool ClientRegistry::belongs_to_another(const std::string& client_id, const Entry& e, const std::string& user) const {
+  if (!e.owner.empty()) return e.owner != user;
+  if (e.connection != 0) return false;  // held by an anonymous client: nobody's
+  // After a restart the registry has not seen the user: its durable subscriptions say.
+  for (const auto& named : broker_.named_subscriptions(subscription_prefix(client_id))) {
+    if (!named.owner.empty()) return named.owner != user;
+  }
+  return false;
+}
+
 void ClientRegistry::serve(const std::string& client_id, Entry& e) {
-  if (e.waiting.empty()) return;
+  // Another user's id: refused before anything is taken over or handed out.
+  while (!e.waiting.empty() && belongs_to_another(client_id, e, e.waiting.front().who.user)) {
+    auto refused = std::move(e.waiting.front().refused);
+    e.waiting.pop_front();
+    log()->info("client '{}': claim by another user refused", client_id);
+    if (refused) refused();
+  }
+  if (e.waiting.empty()) {
+    forget_if_idle(client_id);
+    return;
+  }
   if (e.connection != 0) {
     take_over(client_id, e);
     return;
@@ -98,6 +118,7 @@ void ClientRegistry::serve(const std::string& client_id, Entry& e) {
     state->outbound_pubrel.clear();
   }
   e.connection = w.who.connection;
+  e.owner = w.who.user;
   e.shard = w.who.shard;
   e.session = w.who.session;
   e.expiry_seconds = w.who.expiry_seconds;

@@ -43,11 +43,15 @@ class ClientRegistry {
     bool clean_start = true;
     std::uint32_t expiry_seconds = 0;  // the new connection's session expiry; 0: not persistent
     std::uint8_t protocol_level = 4;
+    std::string user;  // the authenticated user; empty: anonymous
   };
 
   ClientRegistry(model::ShardId self, core::Executor& executor, core::Broker& broker);
 
-  void claim(const std::string& client_id, Claimant who, Reply reply);
+  // `refused` instead of `reply` when the id belongs to another user (issue 16): the user of
+  // the connection holding it or of the away session keeping it, or after a restart the owner
+  // of the session's durable subscriptions. Anonymous clients own nothing.
+  void claim(const std::string& client_id, Claimant who, Reply reply, std::function<void()> refused);
   void depart(const std::string& client_id, Departure departure);
   // The connected session's subscriptions changed (persistent sessions only are recorded): the
   // records of the changed ones are written, nothing else. `done` once they are durable (at
@@ -69,9 +73,11 @@ class ClientRegistry {
   struct Waiting {
     Claimant who;
     Reply reply;
+    std::function<void()> refused;
   };
   struct Entry {
     std::uint64_t connection = 0;  // the connection holding the id; 0: nobody
+    std::string owner;             // the user whose claim was last granted; empty: anonymous
     model::ShardId shard;
     std::weak_ptr<Session> session;
     bool taking_over = false;
@@ -93,6 +99,7 @@ class ClientRegistry {
   };
 
   void serve(const std::string& client_id, Entry& e);
+  bool belongs_to_another(const std::string& client_id, const Entry& e, const std::string& user) const;
   void take_over(const std::string& client_id, Entry& e);
   void released(const std::string& client_id, std::uint64_t connection, std::optional<Departure> departure);
   void go_away(const std::string& client_id, Entry& e, Departure d);

@@ -128,11 +128,23 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
   }
   user_ = std::move(outcome.user);
   if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
+  permissions_.set_identity(user_, client_id_);
+  if (will_ && !permissions_.allows(auth::Right::write, auth::AclKind::topic, to_core_name(will_->topic))) {
+    // A will is a publish the broker makes later for this client: checked now, as Mosquitto does.
+    will_.reset();
+    refuse_connect(codec::ReasonCode::not_authorized, "the ACL does not allow publishing the will's topic");
+    return;
+  }
   claim_client_id();
 }
 
 void Session::claim_client_id() {
-  service_.claim(client_id_, self(), clean_start_, session::bind_weak(this, &Session::on_claimed));
+  service_.claim(client_id_, self(), clean_start_, session::bind_weak(this, &Session::on_claimed),
+                 session::bind_weak(this, [](const auto& s) {
+                   // Nothing was taken over; as for a refused login, no will is published.
+                   s->will_.reset();
+                   s->refuse_connect(codec::ReasonCode::not_authorized, "the client id belongs to another user");
+                 }));
 }
 
 void Session::on_claimed(bool existed, std::optional<SessionState> state) {

@@ -95,6 +95,13 @@ void Session::handle_publish(codec::Publish& p) {
       }
       in.message = nullptr;
       in.refused = reason_for(st.error().code, Operation::publish);
+    } else if (!permissions_.allows(auth::Right::write, in.message->destination)) {
+      // The ACL: MQTT 5 hears 0x87; QoS 0 and MQTT 3.x (which cannot refuse a PUBLISH) lose the
+      // message silently, acknowledged all the same, as the specification and Mosquitto do.
+      log()->debug("{} PUBLISH to '{}' refused: access denied", log_prefix(), topic.substr(0, 200));
+      if (p.qos == 0) return;
+      in.message = nullptr;
+      if (v5) in.refused = codec::ReasonCode::not_authorized;
     }
   }
   if (p.qos > 0) ++inbound_unacked_;

@@ -66,6 +66,7 @@ Status Session::attach(Subscription& sub, bool want_retained, std::function<void
     req.consumer = consumer_;
     req.subscription_name = part.name;
     req.durable = sub.named && sub.durable;
+    if (!shared) req.owner = user_;  // the client's own: another user cannot attach by its id
     if (shared && session_expiry_ > 0) {
       // A persistent member keeps the group, with its messages, while it is away.
       req.durable = true;
@@ -91,6 +92,12 @@ Status Session::attach(Subscription& sub, bool want_retained, std::function<void
     by_consumer_[*id] = sub.filter;
   }
   return ok();
+}
+
+bool Session::may_subscribe(std::string_view mqtt_filter) {
+  const CoreFilters filters = to_core_filters(mqtt_filter);
+  if (!permissions_.allows(auth::Right::read, auth::AclKind::topic, filters.main)) return false;
+  return !filters.parent || permissions_.allows(auth::Right::read, auth::AclKind::topic, *filters.parent);
 }
 
 void Session::release(Subscription& sub, bool remove_named, std::function<void()> done) {
@@ -147,6 +154,13 @@ void Session::handle_subscribe(codec::Subscribe& s) {
       (*reasons)[i] = !v5   ? codec::ReasonCode::unspecified_error
                       : deep ? codec::ReasonCode::topic_filter_invalid
                              : codec::ReasonCode::quota_exceeded;
+      fan->step();
+      continue;
+    }
+    if (!may_subscribe(inner)) {
+      // The ACL: refused in the SUBACK, as Mosquitto does; retained messages are not read either.
+      log()->debug("{} SUBSCRIBE '{}' refused: access denied", log_prefix(), t.filter.substr(0, 200));
+      (*reasons)[i] = v5 ? codec::ReasonCode::not_authorized : codec::ReasonCode::unspecified_error;
       fan->step();
       continue;
     }

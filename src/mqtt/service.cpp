@@ -79,18 +79,21 @@ model::ShardId Service::owner(const std::string& client_id) const {
 }
 
 void Service::claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
-                    ClaimDone done) {
+                    ClaimDone done, std::function<void()> refused) {
   const model::ShardId home = session->shard();
   ClientRegistry::Claimant who{home, session, session->id(), clean_start, session->session_expiry(),
-                              session->protocol_level()};
+                              session->protocol_level(), session->user()};
   auto* registry = registries_[owner(client_id).value()].get();
-  executor_.post(owner(client_id), [this, registry, client_id, who = std::move(who), home, done = std::move(done)]() mutable {
-    registry->claim(client_id, std::move(who),
-                    [this, home, done = std::move(done)](bool existed, std::optional<SessionState> state) mutable {
-                      executor_.post(home, [done = std::move(done), existed, state = std::move(state)]() mutable {
-                        done(existed, std::move(state));
-                      });
-                    });
+  executor_.post(owner(client_id), [this, registry, client_id, who = std::move(who), home, done = std::move(done),
+                                    refused = std::move(refused)]() mutable {
+    registry->claim(
+        client_id, std::move(who),
+        [this, home, done = std::move(done)](bool existed, std::optional<SessionState> state) mutable {
+          executor_.post(home, [done = std::move(done), existed, state = std::move(state)]() mutable {
+            done(existed, std::move(state));
+          });
+        },
+        [this, home, refused = std::move(refused)]() mutable { executor_.post(home, std::move(refused)); });
   });
 }
 

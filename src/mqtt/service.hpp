@@ -54,8 +54,9 @@ class Service {
   // resume; `state`: what the registry kept of it (nullopt when it knows nothing, e.g. after a
   // restart; the core's named subscriptions may still say more).
   using ClaimDone = std::function<void(bool existed, std::optional<SessionState> state)>;
+  // `refused` (on the session's shard) instead, when the id belongs to another user.
   void claim(const std::string& client_id, const std::shared_ptr<Session>& session, bool clean_start,
-             ClaimDone done);
+             ClaimDone done, std::function<void()> refused);
   // A connection the registry knew as the client's is going: begin_departure() when it starts
   // detaching, depart() once it has. Between the two the broker's shutdown waits (idle()), so
   // the session's records and will reach the store before it closes.

@@ -32,6 +32,7 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
     : session::ProtocolSession(std::move(transport)),
       broker_(broker),
       service_(service),
+      permissions_(service.authenticator().access(), shard()),
       options_(options),
       handshake_(std::move(handshake)),
       slow_consumer_(options_.slow_consumer, "QoS 0 messages") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "auth/authenticator.hpp"
+#include "auth/permissions.hpp"
 #include "core/broker.hpp"
 #include "mqtt/codec/decoder.hpp"
 #include "mqtt/codec/packet.hpp"
@@ -148,6 +149,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void handle_unsubscribe(const codec::Unsubscribe& unsubscribe);
   // Creates or re-attaches the core side of a subscription; `done` once every shard knows it.
   Status attach(Subscription& sub, bool want_retained, std::function<void(Status)> done);
+  // Whether the ACL lets this client read what an MQTT filter matches (both core filters of `a/#`).
+  bool may_subscribe(std::string_view mqtt_filter);
   void release(Subscription& sub, bool remove_named, std::function<void()> done);
 
   // --- handle_disconnect.cpp: DISCONNECT, AUTH, PINGREQ
@@ -166,6 +169,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
 
   core::Broker& broker_;
   Service& service_;
+  auth::Permissions permissions_;  // the ACL as it applies to user_ and client_id_
   const Options& options_;
   codec::DecoderLimits limits_;
   codec::Version version_ = codec::Version::v3_1_1;

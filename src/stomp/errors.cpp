@@ -103,6 +103,7 @@ std::string error_message(Refusal why, codec::Command command, std::string_view 
     case Refusal::shared_subscription_without_name: return "shared subscription without a name";
     case Refusal::durable_subscription_without_client_id: return "durable subscription without client-id";
     case Refusal::unknown_subscription: return "unknown subscription";
+    case Refusal::access_denied: return "access denied";
     case Refusal::unknown_message: return fmt::format("{} for an unknown message", codec::to_string(command));
     case Refusal::unknown_transaction: return "unknown transaction";
     case Refusal::transaction_already_begun: return "transaction already begun";
@@ -134,6 +135,7 @@ ErrorFrame error_frame(Refusal why, codec::Command command, std::string_view det
   frame.headers.emplace_back("content-type", "text/plain");
   if (receipt != nullptr) frame.headers.emplace_back("receipt-id", *receipt);
   frame.bounded_close = why == Refusal::slow_consumer;
+  frame.keeps_connection = why == Refusal::access_denied;
   return frame;
 }
 

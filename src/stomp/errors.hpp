@@ -10,7 +10,7 @@
 namespace carrier::stomp {
 
 // Every reason a STOMP session sends ERROR (and closes the connection, as the specification
-// requires). Each is one `message` header that clients see and may match on; the body carries
+// requires; `access_denied` alone leaves it open: issue 16, the refused frame is dropped). Each is one `message` header that clients see and may match on; the body carries
 // the detail naming the thing. docs/stomp.md lists them.
 enum class Refusal {
   // Before CONNECTED.
@@ -41,6 +41,8 @@ enum class Refusal {
   shared_subscription_without_name,
   durable_subscription_without_client_id,
   unknown_subscription,
+  // The ACL (SEND, SUBSCRIBE) or a client-id's owner (CONNECT, durable subscriptions).
+  access_denied,  // the body names the user, the right and the destination
   // ACK and NACK.
   unknown_message,  // message: "<COMMAND> for an unknown message"
   // Transactions.
@@ -98,6 +100,8 @@ struct ErrorFrame {
   // The connection closes once the ERROR is written; a client that is not reading (a slow
   // consumer) only gets a bounded moment for it.
   bool bounded_close = false;
+  // The connection stays open: the client is told, and its other work carries on.
+  bool keeps_connection = false;
 };
 ErrorFrame error_frame(Refusal why, codec::Command command, std::string_view detail, const std::string* receipt);
 

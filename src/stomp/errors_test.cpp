@@ -62,6 +62,7 @@ const std::pair<Refusal, std::string_view> kMessages[] = {
     {Refusal::heart_beat_timeout, "heart-beat timeout"},
     {Refusal::slow_consumer, "slow consumer"},
     {Refusal::shutting_down, "broker shutting down"},
+    {Refusal::access_denied, "access denied"},
 };
 
 TEST(StompErrors, FixedMessagesAreStable) {
@@ -111,6 +112,12 @@ TEST(StompErrors, ErrcMapping) {
   EXPECT_EQ(refusal_for(Errc::not_found, Operation::remove_subscription), Refusal::unknown_subscription);
   EXPECT_EQ(refusal_for(Errc::io_error, Operation::acknowledge), Refusal::acknowledgement_not_stored);
   EXPECT_EQ(refusal_for(Errc::io_error, Operation::commit), Refusal::transaction_not_committed);
+}
+
+TEST(StompErrors, OnlyAccessDeniedKeepsTheConnection) {
+  for (const auto& [why, text] : kMessages) {
+    EXPECT_EQ(error_frame(why, Command::send, "", nullptr).keeps_connection, why == Refusal::access_denied) << text;
+  }
 }
 
 TEST(StompErrors, VerdictMapping) {

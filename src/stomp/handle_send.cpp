@@ -76,6 +76,9 @@ std::variant<std::vector<model::MessagePtr>, Refused> Session::build_messages(co
     while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
     auto dest = resolve_destination(one, false);
     if (!dest) return Refused{refusal_for(dest.error().code, Operation::send_destination), dest.error().detail};
+    if (!permissions_.allows(auth::Right::write, *dest)) {
+      return Refused{Refusal::access_denied, auth::access_denied_detail(user_, "send to", one)};
+    }
     destinations.push_back(std::move(*dest));
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);

@@ -48,12 +48,23 @@ void Session::handle_subscribe(codec::Frame& frame) {
     return;
   }
   auto& options = std::get<SubscribeOptions>(read);
+  const auto& spelling = std::get<SubscribeTarget>(target).destination;
+  if (!permissions_.allows(auth::Right::read, *dest)) {
+    fail(Refusal::access_denied, auth::access_denied_detail(user_, "subscribe to", spelling), &frame);
+    return;
+  }
+  if (options.durable && !permissions_.allows(auth::Right::create, *dest)) {
+    fail(Refusal::access_denied, auth::access_denied_detail(user_, "make a durable subscription to", spelling), &frame);
+    return;
+  }
   const core::AckMode mode = options.ack_mode;
   core::SubscribeRequest request{*dest, mode, options.prefetch, nullptr};
   request.selector = std::move(options.selector);
   request.selector_text = std::move(options.selector_text);
   request.subscription_name = std::move(options.subscription_name);
   request.durable = options.durable;
+  request.owner = user_;
+  const bool named = !request.subscription_name.empty();
   if (options.no_local) request.no_local_origin = this->id();
   std::string durable_name = std::move(options.durable_name);
   if (!consumer_) {
@@ -74,7 +85,11 @@ void Session::handle_subscribe(codec::Frame& frame) {
     if (!receipt.empty()) self->send_receipt(receipt);
   }));
   if (!consumer) {
-    fail(refusal_for(consumer.error().code, Operation::subscribe_destination), consumer.error().detail, &frame);
+    // Another user's named subscription (their client-id reused): refused, the connection stays.
+    const auto why = named && consumer.error().code == Errc::permission_denied
+                         ? Refusal::access_denied
+                         : refusal_for(consumer.error().code, Operation::subscribe_destination);
+    fail(why, consumer.error().detail, &frame);
     return;
   }
   Subscription sub;
@@ -112,6 +127,10 @@ void Session::handle_unsubscribe(codec::Frame& frame) {
       return;
     }
     durable_name = durable_subscription_name(client_id_, request.name ? *request.name : *request.id);
+    if (auto st = broker_.check_subscription_owner(durable_name, user_); !st) {
+      fail(Refusal::access_denied, st.error().detail, &frame);
+      return;
+    }
     // Attached here under another id: that subscription ends with it.
     it = std::find_if(subscriptions_.begin(), subscriptions_.end(),
                       [&](const auto& entry) { return entry.second.durable_name == durable_name; });

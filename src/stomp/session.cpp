@@ -21,6 +21,7 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
       broker_(broker),
       options_(options),
       authenticator_(authenticator),
+      permissions_(authenticator.access(), shard()),
       slow_consumer_(options_.slow_consumer, "topic messages"),
       handshake_(std::move(handshake)) {
   // Until the client is let in, only a CONNECT-sized frame is read (raised in on_authenticated).
@@ -70,7 +71,9 @@ void Session::fail(Refusal why, std::string_view detail, const codec::Frame* cau
                            cause != nullptr ? cause->header("receipt") : nullptr);
   log()->debug("{} ERROR: {} {}", log_prefix(), error.headers.front().second, detail);
   encode(codec::Command::error, error.headers, error.body);
-  if (error.bounded_close) {
+  if (error.keeps_connection) {
+    flush();
+  } else if (error.bounded_close) {
     close_after_flush(std::chrono::seconds(1));
   } else {
     close_after_flush();

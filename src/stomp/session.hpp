@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "auth/authenticator.hpp"
+#include "auth/permissions.hpp"
 #include "core/broker.hpp"
 #include "net/handshake_limit.hpp"
 #include "net/transport.hpp"
@@ -170,6 +171,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   core::Broker& broker_;
   Options options_;
   auth::Authenticator& authenticator_;
+  auth::Permissions permissions_;  // the ACL as it applies to user_ and client_id_
   bool authenticating_ = false;  // CONNECT's password is being checked: frames after it wait
   std::string user_;
   codec::DecoderLimits limits_;

@@ -88,7 +88,23 @@ std::variant<SubscribeOptions, Refused> read_subscribe_options(const codec::Fram
 }
 
 std::string durable_subscription_name(std::string_view client_id, std::string_view name) {
-  return fmt::format("stomp:{}:{}", client_id, name);
+  // The client id is escaped as STOMP escapes header values (`:` as `\c`, `\` as `\\`), so the
+  // first `:` after the prefix ends it and ids "a:b" + name "c" and "a" + name "b:c" differ. Ids
+  // without either character keep the spelling stored before escaping existed.
+  std::string out = "stomp:";
+  out.reserve(client_id.size() + name.size() + 8);
+  for (const char c : client_id) {
+    if (c == ':') {
+      out += "\\c";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += c;
+    }
+  }
+  out += ':';
+  out += name;
+  return out;
 }
 
 std::variant<UnsubscribeRequest, Refused> read_unsubscribe(const codec::Frame& frame, codec::Version version) {

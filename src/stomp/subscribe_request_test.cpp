@@ -164,6 +164,11 @@ TEST(SubscribeRequest, Unsubscribe) {
   EXPECT_FALSE(std::get<UnsubscribeRequest>(r).id);
   EXPECT_EQ(std::get<UnsubscribeRequest>(r).name, std::optional<std::string>("n"));
   EXPECT_EQ(durable_subscription_name("c", "n"), "stomp:c:n");
+  // Escaped so that no two ids collide; ids without `:` or `\` keep their stored spelling.
+  EXPECT_EQ(durable_subscription_name("a:b", "c"), "stomp:a\\cb:c");
+  EXPECT_NE(durable_subscription_name("a:b", "c"), durable_subscription_name("a", "b:c"));
+  EXPECT_EQ(durable_subscription_name("a\\b", "c"), "stomp:a\\\\b:c");
+  EXPECT_NE(durable_subscription_name("a\\cb", "c"), durable_subscription_name("a:b", "c"));
 }
 
 }  // namespace
