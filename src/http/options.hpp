@@ -3,6 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace carrier::admin {
+class Service;
+}
+
 namespace carrier::http {
 
 // The HTTP listener's limits ([http] in the configuration; docs/http.md, docs/configuration.md).
@@ -30,6 +34,10 @@ struct Options {
   std::size_t max_message_headers = 1000;
   // Levels of a destination name (each is a node in every shard's index).
   std::size_t max_destination_levels = 128;
+
+  // /healthz, /readyz, /metrics and /admin/v1 (docs/admin.md): set by `carrier serve`, not by
+  // the configuration; null answers them 404.
+  admin::Service* admin = nullptr;
 };
 
 }  // namespace carrier::http
