@@ -98,7 +98,7 @@ def test_send_a_test_message(broker):
 
 
 def test_connections_list_and_close(broker, stomp_client):
-    stomp_client.connect()
+    stomp_client(broker)
     conns = get(broker.http_port, "/admin/v1/connections?filter=stomp")
     assert conns["total"] == 1
     [c] = conns["items"]

@@ -46,7 +46,7 @@ def test_browse_move_purge(broker):
 
 
 def test_connections_and_close(broker, stomp_client):
-    stomp_client.connect()
+    stomp_client(broker)
     r = admin(broker, "connections", "--filter", "stomp", "--json")
     assert r.returncode == 0, r.stderr
     [c] = json.loads(r.stdout)["items"]
