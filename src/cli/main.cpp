@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include "cli/admin.hpp"
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/passwd.hpp"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_bench_command(app);
   carrier::cli::add_passwd_command(app);
   carrier::cli::add_token_command(app);
+  carrier::cli::add_admin_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "auth/acl.hpp"
+#include "admin/admin_service.hpp"
+#include "admin/store_monitor.hpp"
 #include "auth/authenticator.hpp"
 #include "base/logging.hpp"
 #include "config/config.hpp"
@@ -95,6 +97,8 @@ int serve(const config::Flags& flags) {
 
   // Connections not yet logged in, STOMP and MQTT together. Made before the pool: a session
   // still held by a shard's io_context when the pool goes releases its slot here.
+  // Made before the pool: sessions still held by a shard's io_context at the end point at it.
+  admin::Service admin_service(cfg->admin, cfg->metrics);
   net::HandshakeLimit connecting(cfg->net.max_connecting);
   net::ShardPool pool(shards);  // its threads start later, once recovery is done
   // Before the store is touched: a bad hash stops the broker here, naming the user and where.
@@ -104,12 +108,16 @@ int serve(const config::Flags& flags) {
     return 2;
   }
 
-  auto store = store::make_store(cfg->store);
-  if (!store) {
-    std::cerr << "carrier: " << store.error().to_string() << "\n";
+  auto backend = store::make_store(cfg->store);
+  if (!backend) {
+    std::cerr << "carrier: " << backend.error().to_string() << "\n";
     return 1;
   }
-  if (auto st = (*store)->open(); !st) {
+  // Timed for /metrics and /readyz around whichever backend it is.
+  auto monitored = std::make_unique<admin::StoreMonitor>(std::move(*backend));
+  admin::StoreMonitor* monitor = monitored.get();
+  std::unique_ptr<store::Store> store = std::move(monitored);
+  if (auto st = store->open(); !st) {
     std::cerr << "carrier: cannot open the store: " << st.error().to_string() << "\n";
     return 1;
   }
@@ -118,7 +126,7 @@ int serve(const config::Flags& flags) {
   core::DestinationPressure pressure;
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
-    brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, **store, cfg->core, core::Broker::Clock{},
+    brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, *store, cfg->core, core::Broker::Clock{},
                                                      &memory));
   }
   std::vector<core::Broker*> peers;
@@ -168,12 +176,15 @@ int serve(const config::Flags& flags) {
   const protocol::Context context{pool, peers, auth, connecting, &protocols};
   protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp), std::move(*stomp_tls));
   protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt), std::move(*mqtt_tls));
+  admin_service.set_store(monitor);
+  admin_service.set_memory(&memory);
+  cfg->http.admin = &admin_service;
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http), std::move(*https));
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // a protocol's own records (MQTT's sessions) to that protocol.
   std::size_t recovered = 0;
-  auto st = (*store)->recover([&](store::RecoveredMessage r) {
+  auto st = store->recover([&](store::RecoveredMessage r) {
     if (!protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     ++recovered;
   });
@@ -181,14 +192,21 @@ int serve(const config::Flags& flags) {
     std::cerr << "carrier: recovery failed: " << st.error().to_string() << "\n";
     return 1;
   }
-  (*store)->start();
+  store->start();
+  admin_service.set_recovered();
 
   // Every enabled listener binds now: an address in use stops start-up, naming it.
   if (auto ls = protocols.open(); !ls) {
     std::cerr << "carrier: " << ls.error().detail << "\n";
-    (*store)->close();
+    store->close();
     return 1;
   }
+
+  admin::BrokerInfo info{CARRIER_VERSION, cfg->store.kind, shards, started, {}};
+  for (const auto& [name, ep] : protocols.listening()) {
+    info.listeners.push_back(admin::ListenerInfo{std::string(name), ep.address().to_string(), ep.port()});
+  }
+  admin_service.set_info(std::move(info));  // before any shard runs: read-only from then on
 
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
@@ -232,6 +250,7 @@ int serve(const config::Flags& flags) {
     protocols.start(*pool.current());
   });
   protocols.start_listening();
+  admin_service.set_listening();
   for (const auto& [name, ep] : protocols.listening()) {
     log->info("{} listening on {}:{}", name, ep.address().to_string(), ep.port());
   }
@@ -255,6 +274,7 @@ int serve(const config::Flags& flags) {
 
   signals_context.run();
   log->info("received signal {}: shutting down", received_signal);
+  admin_service.set_stopping();
 
   // Stop accepting, say goodbye on every connection, give them a moment to flush.
   protocols.stop_listening();
@@ -280,7 +300,7 @@ int serve(const config::Flags& flags) {
   });
   log->info("memory gauge at shutdown: {} byte(s)", memory.used());
   auth.stop();
-  (*store)->close();
+  store->close();
   pool.force_stop();
   log->info("stopped");
   return 0;

@@ -356,6 +356,34 @@ Status read_listen(const Field& f, net::ListenerOptions& out) {
   return ok();
 }
 
+// An array of strings; `what` says what they are in the error.
+Result<std::vector<std::string>> read_string_array(const Field& f, std::string_view what) {
+  const auto* array = f.node.as_array();
+  if (array == nullptr) return f.must_be(fmt::format("an array of {}", what));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    auto text = read_string(Field{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)});
+    if (!text) return unexpected(std::move(text).error());
+    out.push_back(std::move(*text));
+  }
+  return out;
+}
+
+// [admin]: who may use the admin API (docs/admin.md).
+constexpr Key kAdminKeys[] = {
+    {"users", [](const Field& f, Config& c) { return assign(read_string_array(f, "user names"), c.admin.users); }},
+};
+
+// [metrics]: what /metrics exposes per destination (docs/metrics.md).
+constexpr Key kMetricsKeys[] = {
+    {"destinations",
+     [](const Field& f, Config& c) {
+       return assign(read_string_array(f, "destination names or patterns"), c.metrics.destinations);
+     }},
+    {"max_destination_series",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 1000000), c.metrics.max_destination_series); }},
+};
+
 // [http]: the HTTP listener (docs/http.md).
 constexpr Key kHttpKeys[] = {
     {"listen", [](const Field& f, Config& c) { return read_listen(f, c.http_listener); }},
@@ -716,6 +744,8 @@ constexpr Key kTopKeys[] = {
     {"postgres", [](const Field& f, Config& c) { return apply_table(f, c, kPostgresKeys); }},
     {"auth", [](const Field& f, Config& c) { return apply_table(f, c, kAuthKeys); }},
     {"tls", [](const Field& f, Config& c) { return apply_table(f, c, kTlsKeys); }},
+    {"admin", [](const Field& f, Config& c) { return apply_table(f, c, kAdminKeys); }},
+    {"metrics", [](const Field& f, Config& c) { return apply_table(f, c, kMetricsKeys); }},
     {"policy",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();

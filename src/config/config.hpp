@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/options.hpp"
 #include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/options.hpp"
@@ -49,6 +50,8 @@ struct Config {
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
   auth::Options auth;    // load() has added the users file's users to auth.users
+  admin::Options admin;
+  admin::MetricsOptions metrics;
 };
 
 // What the command line said; each set field overrides the file.

@@ -102,6 +102,7 @@ void Broker::send(std::vector<MessagePtr> messages, std::vector<StateRecord> sta
 void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRecord> state, Completion done,
                            std::vector<bool>* unmatched) {
   const std::size_t total = messages.size();
+  shard_.counters.published += total;
   std::vector<MessagePtr> later;
   store::Batch batch;
   std::vector<std::size_t> ready_at;  // with `unmatched`: where each ready message sat in `messages`

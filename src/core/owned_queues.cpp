@@ -304,7 +304,8 @@ void OwnedQueues::release(const std::string& key, bool stored, const std::vector
 
 void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
   std::vector<Queue::Entry> expired;
-  auto batches = queue.dispatch(shard_.now_ms(), expired);
+  const std::int64_t now = shard_.now_ms();
+  auto batches = queue.dispatch(now, expired);
   store::Batch records;
   std::vector<Routed> moved;
   for (auto& e : expired) {
@@ -314,7 +315,17 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
       release(key, stored, {e.message}, records);
     }
   }
+  auto& counters = shard_.counters;
   for (auto& d : batches) {
+    counters.delivered += d.batch.size();
+    for (const auto& del : d.batch) {
+      if (del.delivery_count > 1) {
+        ++counters.redelivered;
+      } else {
+        // The id's top 48 bits are the Unix milliseconds at which the broker took the message.
+        counters.publish_to_deliver.record(now - static_cast<std::int64_t>(del.message->id.hi >> 16));
+      }
+    }
     // Delivery records let a restart flag these messages redelivered; auto-acked ones are acked
     // as soon as they are written, so they need none.
     if (stored && d.consumer.ack_mode != AckMode::auto_ack) {

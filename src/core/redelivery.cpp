@@ -84,6 +84,7 @@ void Redelivery::dead_letter(const std::string& key, bool stored, Queue::Entry e
   const Message& m = *entry.message;
   const auto& policy = shard_.policy_for(m.destination);
   shard_.account_release(m);
+  ++shard_.counters.dead_lettered;
   if (policy.dead_letter_queue.empty()) {
     if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id));
     return;

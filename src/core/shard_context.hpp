@@ -19,6 +19,7 @@
 #include "core/options.hpp"
 #include "core/policy_table.hpp"
 #include "core/schedule.hpp"
+#include "core/shard_counters.hpp"
 #include "store/store.hpp"
 
 namespace carrier::core {
@@ -49,6 +50,7 @@ struct ShardContext {
   const PolicyTable policies;
   const std::unordered_set<std::string> configured_queues;
   model::MessageIdGenerator ids;
+  ShardCounters counters;  // read by the admin API and /metrics through a posted snapshot
   std::mt19937_64 random;
 
   std::int64_t now_ms() const { return clock(); }

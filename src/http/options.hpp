@@ -4,6 +4,9 @@
 #include <cstdint>
 
 #include "net/options.hpp"
+namespace carrier::admin {
+class Service;
+}
 
 namespace carrier::http {
 
@@ -50,6 +53,10 @@ struct Options {
   // non-persistent topic messages fall under `slow_consumer` (as in [stomp]).
   std::size_t max_pending_output_bytes = 4u << 20;
   net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
+
+  // /healthz, /readyz, /metrics and /admin/v1 (docs/admin.md): set by `carrier serve`, not by
+  // the configuration; null answers them 404.
+  admin::Service* admin = nullptr;
 };
 
 }  // namespace carrier::http

@@ -144,6 +144,10 @@ void Session::route() {
     handle_events(*destination, *params);
     return;
   }
+  if (!parts.empty() && (parts[0] == "healthz" || parts[0] == "readyz" || parts[0] == "metrics" || parts[0] == "admin")) {
+    route_operations(parts, target.query);
+    return;
+  }
   problem(404, fmt::format("no resource at '{}' (see /v1/openapi.json)", target.path.substr(0, 200)));
 }
 

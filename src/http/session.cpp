@@ -208,7 +208,8 @@ void Session::handle() {
     problem(501, "Transfer-Encoding other than chunked is not supported");
     return;
   }
-  if (!authenticator_.has_users()) {
+  // An orchestrator's probes carry no credentials (docs/admin.md).
+  if (!authenticator_.has_users() || is_health_probe(codec::split_target(view(req.target())).path)) {
     route();
     return;
   }

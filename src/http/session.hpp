@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -128,6 +129,14 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::optional<PollParams> poll_params(const codec::Params& params);  // nullopt: answered (400)
   // Attaches `request` (its consumer set here) as the waiting poll.
   void start_poll(core::SubscribeRequest request, const PollParams& params);
+  // /healthz, /readyz, /metrics and /admin/v1/... (handle_admin.cpp, handle_admin_api.cpp).
+  static bool is_health_probe(std::string_view path);
+  void route_operations(const std::vector<std::string_view>& parts, std::string_view query);
+  void route_admin_api(admin::Service& service, const std::vector<std::string_view>& parts, std::string_view query);
+  // Answers the current request from a later callback (a collection across shards): does
+  // nothing if the connection or that request is gone by then. A status >= 400 sends `body` as
+  // a problem's detail.
+  std::function<void(int status, std::string_view content_type, std::string body)> responder();
   void answer_poll(std::vector<core::Delivery> batch);
   void poll_expired(std::uint64_t seq);
   void release_reservation(const Poll& poll);

@@ -27,9 +27,11 @@ Transport::Transport(asio::any_io_executor executor, model::ShardId shard, std::
       shard_(shard),
       id_(g_next_transport_id.fetch_add(1, std::memory_order_relaxed)),
       peer_(std::move(peer)),
-      log_prefix_(fmt::format("[{} c{} {}]", protocol, id_, peer_)),
+      protocol_(std::move(protocol)),
+      log_prefix_(fmt::format("[{} c{} {}]", protocol_, id_, peer_)),
       last_read_(std::chrono::steady_clock::now()),
-      last_write_(last_read_) {}
+      last_write_(last_read_),
+      connected_at_(last_read_) {}
 
 Transport::~Transport() {
   if (registered_) on_this_shard().erase(this);

@@ -79,6 +79,9 @@ class Transport {
   model::ShardId shard() const { return shard_; }
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
+  // "stomp", "mqtt", "http": the protocol it carries (the admin API and /metrics group by it).
+  const std::string& protocol() const { return protocol_; }
+  std::chrono::steady_clock::time_point connected_at() const { return connected_at_; }
   // The peer's address without its port ("127.0.0.1", "::1").
   std::string_view peer_address() const { return std::string_view(peer_).substr(0, peer_.rfind(':')); }
   // The user a verified TLS client certificate names, when its listener takes certificates as
@@ -127,6 +130,7 @@ class Transport {
   model::ShardId shard_;
   std::uint64_t id_;
   std::string peer_;
+  std::string protocol_;
   std::string log_prefix_;
   std::string peer_identity_;
   TransportHandler* handler_ = nullptr;
@@ -139,6 +143,7 @@ class Transport {
   bool registered_ = false;
   std::chrono::steady_clock::time_point last_read_;
   std::chrono::steady_clock::time_point last_write_;
+  std::chrono::steady_clock::time_point connected_at_;
 };
 
 }  // namespace carrier::net

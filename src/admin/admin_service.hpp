@@ -1,0 +1,82 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "admin/access.hpp"
+#include "admin/broker_info.hpp"
+#include "admin/listing.hpp"
+#include "admin/options.hpp"
+#include "admin/shard_snapshot.hpp"
+#include "admin/store_monitor.hpp"
+#include "core/broker.hpp"
+#include "core/memory_gauge.hpp"
+
+namespace carrier::admin {
+
+// /readyz's answer: ready, or the reasons it is not.
+struct Readiness {
+  bool ready = false;
+  std::vector<std::string> reasons;  // "recovering", "listeners not up", "store failing", "shutting down"
+};
+
+// The operator's view of a running broker, as plain calls returning structs (docs/admin.md):
+// health, metrics and the admin API's operations. The HTTP routes (http/handle_admin.cpp) are
+// thin wrappers over it, and `carrier admin` reads what they answer. Calls that need the shards'
+// state post a snapshot request to every shard and answer on the calling shard: message traffic
+// never waits on a lock.
+// Lifecycle: made by `carrier serve` before the protocols, told when recovery and listeners are
+// done and when shutdown begins; outlives every session.
+// Runs on: the health flags from any thread (atomics); the rest on the calling session's shard.
+class Service {
+ public:
+  Service(Options options, MetricsOptions metrics) : options_(std::move(options)), metrics_(std::move(metrics)) {}
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Wiring, before the listeners accept.
+  void set_info(BrokerInfo info) { info_ = std::move(info); }
+  void set_store(StoreMonitor* store) { store_ = store; }
+  void set_memory(core::MemoryGauge* memory) { memory_ = memory; }
+  void set_recovered() { recovered_.store(true); }
+  void set_listening() { listening_.store(true); }
+  void set_stopping() { stopping_.store(true); }
+
+  const Options& options() const { return options_; }
+  bool may_administer(std::string_view user, std::string_view peer_address) const {
+    return admin::may_administer(options_, user, peer_address);
+  }
+  const BrokerInfo& info() const { return info_; }
+  Readiness readiness() const;
+  StoreHealth store_health() const { return store_ != nullptr ? store_->health() : StoreHealth{}; }
+  std::int64_t memory_used() const { return memory_ != nullptr ? memory_->used() : 0; }
+  std::uint64_t memory_limit() const { return memory_ != nullptr ? memory_->limit() : 0; }
+  double uptime_seconds() const;
+
+  // The Prometheus page.
+  void metrics(core::Broker& here, std::function<void(std::string)> done) const;
+  // Every shard's counters and connection counts, merged (no queue or connection rows).
+  void totals(core::Broker& here, std::function<void(ShardSnapshot)> done) const;
+  void destinations(core::Broker& here, std::string kind, PageRequest request,
+                    std::function<void(Result<Page<DestinationRow>>)> done) const;
+  void connections(core::Broker& here, PageRequest request,
+                   std::function<void(Result<Page<ConnectionRow>>)> done) const;
+  // Closes connection `id` on whichever shard holds it, as at shutdown (its protocol's goodbye);
+  // `done` says whether it was found.
+  void close_connection(core::Broker& here, std::uint64_t id, std::function<void(bool)> done) const;
+
+ private:
+  Options options_;
+  MetricsOptions metrics_;
+  BrokerInfo info_;
+  StoreMonitor* store_ = nullptr;
+  core::MemoryGauge* memory_ = nullptr;
+  std::atomic<bool> recovered_{false};
+  std::atomic<bool> listening_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace carrier::admin

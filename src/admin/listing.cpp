@@ -1,0 +1,101 @@
+#include "admin/listing.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "model/queue_key.hpp"
+
+namespace carrier::admin {
+
+namespace {
+
+// Sorts by `less` (ties by the secondary order already in place), reversed on request, and
+// cuts the page.
+template <class Row, class Less>
+Page<Row> cut(std::vector<Row> rows, const PageRequest& request, Less less) {
+  Page<Row> page;
+  page.total = rows.size();
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return request.descending ? less(b, a) : less(a, b);
+  });
+  const std::size_t from = std::min(request.offset, rows.size());
+  const std::size_t to = from + std::min(request.limit, rows.size() - from);
+  page.rows.assign(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(from)),
+                   std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(to)));
+  return page;
+}
+
+template <class Row>
+using Key = std::function<bool(const Row&, const Row&)>;
+
+template <class Row>
+Result<Key<Row>> key_for(std::string_view sort, std::initializer_list<std::pair<std::string_view, Key<Row>>> keys) {
+  std::string names;
+  for (const auto& [name, less] : keys) {
+    if (name == sort) return less;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  return unexpected(Errc::invalid_argument, fmt::format("cannot sort by '{}' (one of: {})", sort.substr(0, 64), names));
+}
+
+}  // namespace
+
+Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std::string_view kind,
+                                               const PageRequest& request) {
+  using R = DestinationRow;
+  auto less = key_for<R>(request.sort, {
+      {"name", [](const R& a, const R& b) { return std::tie(a.name, a.kind) < std::tie(b.name, b.kind); }},
+      {"depth", [](const R& a, const R& b) { return a.stats.depth < b.stats.depth; }},
+      {"bytes", [](const R& a, const R& b) { return a.stats.bytes < b.stats.bytes; }},
+      {"unacked", [](const R& a, const R& b) { return a.stats.unacked < b.stats.unacked; }},
+      {"consumers", [](const R& a, const R& b) { return a.stats.consumers < b.stats.consumers; }},
+      {"enqueued", [](const R& a, const R& b) { return a.stats.enqueued < b.stats.enqueued; }},
+  });
+  if (!less) return unexpected(less.error());
+  std::vector<R> rows;
+  for (auto& q : queues) {
+    const auto key = model::QueueKey::parse(q.key);
+    if (!key) continue;
+    std::string_view k;
+    switch (key->kind()) {
+      case model::QueueKind::queue: k = "queue"; break;
+      case model::QueueKind::temp_queue: k = "temp-queue"; break;
+      case model::QueueKind::subscription: k = "subscription"; break;
+      default: continue;  // the broker's own bookkeeping
+    }
+    if (!key->name().empty() && key->name().front() == '$') continue;
+    if (!kind.empty() && kind != k) continue;
+    if (!request.filter.empty() && key->name().find(request.filter) == std::string::npos) continue;
+    rows.push_back(R{std::string(k), key->name(), std::move(q)});
+  }
+  // Ties in depth etc. come out by name.
+  std::sort(rows.begin(), rows.end(), [](const R& a, const R& b) { return a.name < b.name; });
+  return cut(std::move(rows), request, *less);
+}
+
+Result<Page<ConnectionRow>> list_connections(std::vector<ConnectionRow> connections, const PageRequest& request) {
+  using R = ConnectionRow;
+  auto less = key_for<R>(request.sort.empty() || request.sort == "name" ? "id" : request.sort, {
+      {"id", [](const R& a, const R& b) { return a.id < b.id; }},
+      {"protocol", [](const R& a, const R& b) { return a.protocol < b.protocol; }},
+      {"peer", [](const R& a, const R& b) { return a.peer < b.peer; }},
+      {"since", [](const R& a, const R& b) { return a.connected_at_ms < b.connected_at_ms; }},
+      {"queued", [](const R& a, const R& b) { return a.queued_bytes < b.queued_bytes; }},
+  });
+  if (!less) return unexpected(less.error());
+  std::vector<R> rows;
+  for (auto& c : connections) {
+    if (!request.filter.empty() && c.peer.find(request.filter) == std::string::npos && c.protocol != request.filter) {
+      continue;
+    }
+    rows.push_back(std::move(c));
+  }
+  std::sort(rows.begin(), rows.end(), [](const R& a, const R& b) { return a.id < b.id; });
+  return cut(std::move(rows), request, *less);
+}
+
+}  // namespace carrier::admin

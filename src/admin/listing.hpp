@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "admin/shard_snapshot.hpp"
+#include "base/result.hpp"
+
+namespace carrier::admin {
+
+// One page of a table the admin API lists (destinations, connections): filtered, sorted, cut.
+// `offset`/`limit` page through 100k rows; `total` is how many matched the filter.
+struct PageRequest {
+  std::string filter;  // a substring of the name (destinations) or peer/protocol (connections)
+  std::string sort = "name";
+  bool descending = false;
+  std::size_t offset = 0;
+  std::size_t limit = 100;
+};
+
+struct DestinationRow {
+  std::string kind;  // "queue", "temp-queue", "subscription"
+  std::string name;
+  QueueRow stats;
+};
+
+template <class Row>
+struct Page {
+  std::size_t total = 0;
+  std::vector<Row> rows;
+};
+
+// Queues, temporary queues and named subscriptions (not the broker's own `$` queues), of
+// `kind` ("" for all). Sort keys: name, depth, bytes, unacked, consumers, enqueued; an unknown
+// one is an Errc::invalid_argument naming the allowed keys.
+Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std::string_view kind,
+                                               const PageRequest& request);
+
+// Sort keys: id, protocol, peer, since, queued.
+Result<Page<ConnectionRow>> list_connections(std::vector<ConnectionRow> connections, const PageRequest& request);
+
+}  // namespace carrier::admin

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "admin/broker_info.hpp"
+#include "admin/options.hpp"
+#include "admin/shard_snapshot.hpp"
+#include "admin/store_monitor.hpp"
+
+namespace carrier::admin {
+
+// Everything one scrape shows, gathered from the shards, the store and the memory gauge.
+struct MetricsInput {
+  const BrokerInfo& info;
+  double uptime_seconds = 0;
+  const ShardSnapshot& broker;  // merged, with its queue rows
+  const StoreHealth& store;
+  std::int64_t memory_used = 0;
+  std::uint64_t memory_limit = 0;  // 0: no limit
+};
+
+// The /metrics page (docs/metrics.md lists every family). Queue and subscription series only
+// for names that `options.destinations` matches, at most `max_destination_series` of them, the
+// first in name order; the number left out is carrier_destination_series_dropped. Pure.
+std::string render_metrics(const MetricsInput& in, const MetricsOptions& options);
+
+// Whether `options.destinations` asks for a series of this destination name.
+bool wants_series(const MetricsOptions& options, std::string_view name);
+
+}  // namespace carrier::admin

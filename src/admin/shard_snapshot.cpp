@@ -1,0 +1,71 @@
+#include "admin/shard_snapshot.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include "net/transport.hpp"
+
+namespace carrier::admin {
+
+ShardSnapshot take_snapshot(core::Broker& broker, SnapshotScope scope) {
+  ShardSnapshot s;
+  s.counters = broker.context().counters;
+  s.stats = broker.stats();
+  const auto& transports = net::Transport::on_this_shard();
+  const auto steady_now = std::chrono::steady_clock::now();
+  const auto epoch_now = broker.now_ms();
+  for (const auto* t : transports) {
+    ++s.connections_by_protocol[t->protocol()];
+    if (!scope.connections) continue;
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(steady_now - t->connected_at()).count();
+    s.connections.push_back(ConnectionRow{t->id(), t->protocol(), t->peer(), epoch_now - age, t->queued_bytes(),
+                                          broker.shard().value()});
+  }
+  if (scope.queues) {
+    s.queues.reserve(broker.owned_queues().size());
+    broker.owned_queues().for_each([&s](const std::string& key, const core::OwnedQueue& oq) {
+      const auto& q = *oq.queue;
+      s.queues.push_back(QueueRow{key, q.depth(), q.ready_bytes(), q.unacked(), q.consumer_count(),
+                                  q.enqueued_total(), oq.durable});
+    });
+  }
+  return s;
+}
+
+void collect(core::Broker& here, SnapshotScope scope, std::function<void(std::vector<ShardSnapshot>)> done) {
+  // Each shard writes only its own slot; `done` runs after every shard's post has run.
+  auto slots = std::make_shared<std::vector<ShardSnapshot>>(here.context().shard_count());
+  here.context().broadcast(
+      [slots, scope](core::Broker& b) { (*slots)[b.shard().value()] = take_snapshot(b, scope); },
+      [slots, done = std::move(done)](Status) { done(std::move(*slots)); });
+}
+
+ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
+  ShardSnapshot all;
+  for (auto& s : shards) {
+    auto& c = all.counters;
+    c.published += s.counters.published;
+    c.delivered += s.counters.delivered;
+    c.redelivered += s.counters.redelivered;
+    c.dead_lettered += s.counters.dead_lettered;
+    c.publish_to_deliver.merge(s.counters.publish_to_deliver);
+    auto& t = all.stats;
+    t.queues += s.stats.queues;
+    t.messages_ready += s.stats.messages_ready;
+    t.messages_unacked += s.stats.messages_unacked;
+    t.topic_subscriptions += s.stats.topic_subscriptions;
+    // Every shard holds every named subscription: one shard's count is the broker's.
+    t.named_subscriptions = s.stats.named_subscriptions;
+    t.retained += s.stats.retained;
+    t.scheduled += s.stats.scheduled;
+    t.backlog_dropped += s.stats.backlog_dropped;
+    for (const auto& [protocol, n] : s.connections_by_protocol) all.connections_by_protocol[protocol] += n;
+    all.queues.insert(all.queues.end(), std::make_move_iterator(s.queues.begin()),
+                      std::make_move_iterator(s.queues.end()));
+    all.connections.insert(all.connections.end(), std::make_move_iterator(s.connections.begin()),
+                           std::make_move_iterator(s.connections.end()));
+  }
+  return all;
+}
+
+}  // namespace carrier::admin

@@ -1,0 +1,135 @@
+#include "core/queue_maintenance.hpp"
+
+#include <fmt/format.h>
+
+#include "core/broker.hpp"
+
+namespace carrier::core {
+
+namespace {
+
+template <class T>
+using Reply = std::function<void(Result<T>)>;
+
+// Runs `work` on the owner of `key`, and its result through `done` on `here`'s shard.
+template <class T>
+void on_owner(Broker& here, const std::string& key, std::function<void(Broker&, Reply<T>)> work, Reply<T> done) {
+  const model::ShardId home = here.shard();
+  ShardContext& ctx = here.context();
+  ctx.post_to(ctx.owner_of(key), [home, work = std::move(work), done = std::move(done)](Broker& owner) mutable {
+    ShardContext* owner_ctx = &owner.context();
+    work(owner, [home, owner_ctx, done = std::move(done)](Result<T> r) mutable {
+      owner_ctx->post_to(home, [done = std::move(done), r = std::move(r)](Broker&) mutable { done(std::move(r)); });
+    });
+  });
+}
+
+Unexpected no_queue(const std::string& key) { return unexpected(Errc::not_found, fmt::format("no queue '{}'", key)); }
+
+// Up to `limit` ready messages `which` accepts (all when empty), taken out oldest first within
+// each priority; the others go back in their order. O(ready messages): an operator's request.
+std::vector<Queue::Entry> take_ready(Queue& queue, const MessageFilter& which, std::size_t limit) {
+  std::vector<Queue::Entry> taken;
+  std::vector<Queue::Entry> kept;
+  Queue::Entry e;
+  while (taken.size() < limit && queue.take_oldest(e)) {
+    if (!which || which(*e.message)) {
+      taken.push_back(std::move(e));
+    } else {
+      kept.push_back(std::move(e));
+    }
+  }
+  for (auto& k : kept) queue.requeue(std::move(k));
+  return taken;
+}
+
+}  // namespace
+
+void browse_queue(Broker& here, std::string key, std::size_t offset, std::size_t limit,
+                  std::function<void(Result<std::vector<BrowsedMessage>>)> done) {
+  using Out = std::vector<BrowsedMessage>;
+  on_owner<Out>(
+      here, key,
+      [key, offset, limit](Broker& owner, Reply<Out> reply) {
+        auto* oq = owner.owned_queues().find(key);
+        if (oq == nullptr) return reply(no_queue(key));
+        Out out;
+        std::size_t seen = 0;
+        oq->queue->for_each([&](const Queue::Entry& e) {
+          if (seen++ < offset || out.size() >= limit) return;
+          out.push_back(BrowsedMessage{e.message, e.delivery_count, e.redelivered});
+        });
+        reply(std::move(out));
+      },
+      std::move(done));
+}
+
+void purge_queue(Broker& here, std::string key, MessageFilter which, std::size_t limit,
+                 std::function<void(Result<std::size_t>)> done) {
+  on_owner<std::size_t>(
+      here, key,
+      [key, which = std::move(which), limit](Broker& owner, Reply<std::size_t> reply) {
+        auto& queues = owner.owned_queues();
+        auto* oq = queues.find(key);
+        if (oq == nullptr) return reply(no_queue(key));
+        std::vector<model::MessagePtr> gone;
+        for (auto& e : take_ready(*oq->queue, which, limit)) gone.push_back(std::move(e.message));
+        store::Batch batch;
+        queues.release(key, oq->stored, gone, batch);
+        const std::size_t n = gone.size();
+        queues.collect_if_empty(key);
+        if (batch.empty()) return reply(n);
+        owner.context().store.append(std::move(batch), [reply = std::move(reply), n](Status st) mutable {
+          if (!st) return reply(unexpected(st.error()));
+          reply(n);
+        });
+      },
+      std::move(done));
+}
+
+void move_messages(Broker& here, std::string key, model::Destination to, MessageFilter which, std::size_t limit,
+                   bool remove, std::function<void(Result<std::size_t>)> done) {
+  on_owner<std::size_t>(
+      here, key,
+      [key, to = std::move(to), which = std::move(which), limit, remove](Broker& owner, Reply<std::size_t> reply) {
+        auto* oq = owner.owned_queues().find(key);
+        if (oq == nullptr) return reply(no_queue(key));
+        auto taken = std::make_shared<std::vector<Queue::Entry>>(take_ready(*oq->queue, which, limit));
+        if (taken->empty()) return reply(std::size_t{0});
+        std::vector<model::MessagePtr> copies;
+        for (const auto& e : *taken) {
+          auto copy = std::make_shared<model::Message>(*e.message);
+          copy->id = owner.next_message_id();
+          copy->destination = to;
+          copy->deliver_at_ms = 0;
+          copies.push_back(std::move(copy));
+        }
+        // Runs on the owner (the send's completion comes back to the shard that sent).
+        Broker* self = &owner;
+        owner.send(std::move(copies), [self, key, taken, remove, reply = std::move(reply)](Status st) mutable {
+          auto& queues = self->owned_queues();
+          const bool keep = !st || !remove;
+          auto& oq = queues.open(key);  // collected while they were out: it comes back
+          if (keep) {
+            for (auto& e : *taken) oq.queue->requeue(std::move(e));
+            queues.dispatch(key, *oq.queue, oq.stored);
+            if (!st) return reply(unexpected(st.error()));
+            return reply(taken->size());
+          }
+          std::vector<model::MessagePtr> gone;
+          for (auto& e : *taken) gone.push_back(std::move(e.message));
+          store::Batch batch;
+          queues.release(key, oq.stored, gone, batch);
+          const std::size_t n = gone.size();
+          queues.collect_if_empty(key);
+          if (batch.empty()) return reply(n);
+          self->context().store.append(std::move(batch), [reply = std::move(reply), n](Status st2) mutable {
+            if (!st2) return reply(unexpected(st2.error()));
+            reply(n);
+          });
+        });
+      },
+      std::move(done));
+}
+
+}  // namespace carrier::core
