@@ -2,6 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "relay/options.hpp"
+
+namespace carrier::relay {
+class RelayService;
+}
 
 namespace carrier::http {
 
@@ -30,6 +37,11 @@ struct Options {
   std::size_t max_message_headers = 1000;
   // Levels of a destination name (each is a node in every shard's index).
   std::size_t max_destination_levels = 128;
+
+  // The seed-000 relay on this listener ([relay]; docs/relay.md), and the service make_protocol
+  // starts from it (shared by every session; not configured).
+  relay::Options relay;
+  std::shared_ptr<relay::RelayService> relay_service;
 };
 
 }  // namespace carrier::http

@@ -91,6 +91,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void route();  // routes.cpp
   void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
   void handle_receive(const model::Destination& destination, const codec::Params& params);  // handle_receive.cpp
+  void handle_relay(std::string_view path, std::string_view query);                          // handle_relay.cpp
   void answer_poll(std::vector<core::Delivery> batch);
   void poll_expired(std::uint64_t seq);
 
