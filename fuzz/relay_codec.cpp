@@ -5,6 +5,7 @@
 // Every message that decodes re-encodes to exactly the bytes it came from, except that the
 // encoder declares only namespaces in use after the declared ones: the re-encoding must decode
 // to the same message again. Decoding a prefix of a whole message fails (never a different one).
+// The same bytes, split at the first '?', are also a request target for the relay's URL parser.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "fuzz_check.hpp"
 #include "relay/codec/jxme_message.hpp"
+#include "relay/codec/relay_target.hpp"
 
 namespace {
 
@@ -39,6 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string wire;
     for (const auto& m : *all) FUZZ_CHECK(encode(m, wire).has_value());
     FUZZ_CHECK(wire == bytes);
+  }
+  const auto q = bytes.find('?');
+  const auto path = bytes.substr(0, q);
+  const auto query = q == std::string_view::npos ? std::string_view() : bytes.substr(q + 1);
+  if (is_relay_path(path)) {
+    auto target = parse_relay_target(path, query);
+    if (target && !target->peer.empty()) FUZZ_CHECK(is_peer_id(target->peer));
   }
   return 0;
 }
