@@ -112,10 +112,14 @@ void Gateway::connect(const codec::RelayTarget& target, RelayService::Reply repl
 void Gateway::arm_lease(Peer& peer) {
   if (peer.lease_timer) return;  // the armed check re-arms for a later expiry
   peer.lease_timer = true;
-  const auto delay = static_cast<std::uint64_t>(std::max<std::int64_t>(peer.expires_ms - broker_.now_ms(), 0)) + 1;
+  check_at(peer.expires_ms, peer.id, &Gateway::lease_check);
+}
+
+void Gateway::check_at(std::int64_t due_ms, const std::string& peer, void (Gateway::*check)(const std::string&)) {
+  const auto delay = static_cast<std::uint64_t>(std::max<std::int64_t>(due_ms - broker_.now_ms(), 0)) + 1;
   std::weak_ptr<Gateway> weak = weak_from_this();
-  service_.executor().post_after(shard_, delay, [weak, id = peer.id] {
-    if (auto g = weak.lock()) g->lease_check(id);
+  service_.executor().post_after(shard_, delay, [weak, peer, check] {
+    if (auto g = weak.lock()) (g.get()->*check)(peer);
   });
 }
 
@@ -149,12 +153,7 @@ void Gateway::forget(Peer& peer) {
 void Gateway::arm_redeliver(Peer& peer) {
   if (peer.redeliver_timer || !peer.mailbox.has_in_flight()) return;
   peer.redeliver_timer = true;
-  const auto due = peer.mailbox.oldest_in_flight_ms() + service_.options().redeliver_ms;
-  const auto delay = static_cast<std::uint64_t>(std::max<std::int64_t>(due - broker_.now_ms(), 0)) + 1;
-  std::weak_ptr<Gateway> weak = weak_from_this();
-  service_.executor().post_after(shard_, delay, [weak, id = peer.id] {
-    if (auto g = weak.lock()) g->redeliver_check(id);
-  });
+  check_at(peer.mailbox.oldest_in_flight_ms() + service_.options().redeliver_ms, peer.id, &Gateway::redeliver_check);
 }
 
 void Gateway::redeliver_check(const std::string& id) {

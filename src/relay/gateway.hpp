@@ -81,6 +81,9 @@ class Gateway : public std::enable_shared_from_this<Gateway> {
   void finished(Peer& peer);
 
   void answer_waiting(Peer& peer);
+  // Runs `check` for `peer` on this shard once the epoch ms `due_ms` has passed (if the gateway
+  // still runs).
+  void check_at(std::int64_t due_ms, const std::string& peer, void (Gateway::*check)(const std::string&));
   void arm_lease(Peer& peer);
   void lease_check(const std::string& peer);
   void arm_redeliver(Peer& peer);
