@@ -95,10 +95,11 @@ def request_message(kind, request_id, fields=(), extra=(), namespaces=("proxy",)
 class Peer:
     """A thin client: pid, connect, then POSTs that carry requests and collect what waits."""
 
-    def __init__(self, port, lease_ms=60000):
+    def __init__(self, port, lease_ms=60000, headers=None):
         self.port = port
+        self.headers = dict(headers or {})  # on every request (HTTP Basic where users are configured)
         self.base = f"http://127.0.0.1:{port}/{RELAY_URL}"
-        r = request(port, "GET", f"/unknown-unknown?0,-1,{self.base}/pid")
+        r = request(port, "GET", f"/unknown-unknown?0,-1,{self.base}/pid", headers=self.headers)
         assert r.status == 200, r
         [m] = decode(r.body)
         assert m.get("response", "relay") == "pid", m
@@ -107,14 +108,15 @@ class Peer:
         self.next_id = 0
 
     def connect(self, lease_ms):
-        r = request(self.port, "GET", f"/{self.id}?0,-1,{self.base}/connect,{lease_ms},keep,other")
+        r = request(self.port, "GET", f"/{self.id}?0,-1,{self.base}/connect,{lease_ms},keep,other",
+                    headers=self.headers)
         assert r.status == 200, r
         [m] = decode(r.body)
         assert m.get("response", "relay") == "connected", m
         return int(m.get("lease", "relay"))
 
     def post(self, body=b"", wait_ms=0, max_messages=1, expect=200):
-        headers = {"Content-Type": MEDIA_TYPE}
+        headers = {"Content-Type": MEDIA_TYPE, **self.headers}
         if max_messages != 1:
             headers["Carrier-Relay-Max"] = str(max_messages)
         r = request(self.port, "POST", f"/{self.id}?{wait_ms},-1,{self.base}", body=body, headers=headers)
