@@ -426,6 +426,27 @@ constexpr Key kHttpKeys[] = {
     {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.http.slow_consumer); }},
 };
 
+// [relay]: the seed-000 relay on the HTTP listener (docs/relay.md).
+constexpr Key kRelayKeys[] = {
+    {"max_lease_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.relay.max_lease_ms); }},
+    {"max_peers", [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.http.relay.max_peers); }},
+    {"max_pending",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.relay.max_pending); }},
+    {"max_request_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 64, kInt64Max), c.http.relay.max_request_bytes); }},
+    {"max_poll_wait_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kUint32Max), c.http.relay.max_poll_wait_ms); }},
+    {"max_poll_messages",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100000), c.http.relay.max_poll_messages); }},
+    {"redeliver_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.http.relay.redeliver_ms); }},
+    {"max_search_results",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100000), c.http.relay.max_search_results); }},
+    {"max_directory_entries",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.http.relay.max_directory_entries); }},
+};
+
 constexpr Key kCoreKeys[] = {
     {"auto_create", [](const Field& f, Config& c) { return assign(read_bool(f), c.core.auto_create); }},
     {"queues",
@@ -738,6 +759,7 @@ constexpr Key kTopKeys[] = {
     {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kStompKeys); }},
     {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kMqttKeys); }},
     {"http", [](const Field& f, Config& c) { return apply_table(f, c, kHttpKeys); }},
+    {"relay", [](const Field& f, Config& c) { return apply_table(f, c, kRelayKeys); }},
     {"core", [](const Field& f, Config& c) { return apply_table(f, c, kCoreKeys); }},
     {"journal", [](const Field& f, Config& c) { return apply_table(f, c, kJournalKeys); }},
     {"sqlite", [](const Field& f, Config& c) { return apply_table(f, c, kSqliteKeys); }},

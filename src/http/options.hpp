@@ -2,6 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "relay/options.hpp"
+
+namespace carrier::relay {
+class RelayService;
+}
 
 #include "net/options.hpp"
 namespace carrier::admin {
@@ -57,6 +64,11 @@ struct Options {
   // /healthz, /readyz, /metrics and /admin/v1 (docs/admin.md): set by `carrier serve`, not by
   // the configuration; null answers them 404.
   admin::Service* admin = nullptr;
+
+  // The seed-000 relay on this listener ([relay]; docs/relay.md), and the service make_protocol
+  // starts from it (shared by every session; not configured).
+  relay::Options relay;
+  std::shared_ptr<relay::RelayService> relay_service;
 };
 
 }  // namespace carrier::http

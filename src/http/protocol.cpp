@@ -2,6 +2,7 @@
 
 #include "http/session.hpp"
 #include "net/connection.hpp"
+#include "relay/relay_service.hpp"
 
 namespace carrier::http {
 
@@ -31,6 +32,8 @@ class HttpProtocol final : public protocol::Protocol {
 
 std::unique_ptr<protocol::Protocol> make_protocol(const protocol::Context& context, net::ListenerOptions listener,
                                                   Options options) {
+  options.relay_service =
+      std::make_shared<relay::RelayService>(context.executor, context.brokers, context.authenticator, options.relay);
   return std::make_unique<HttpProtocol>(context, std::move(listener), std::move(options));
 }
 

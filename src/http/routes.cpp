@@ -5,6 +5,7 @@
 #include "http/codec/query.hpp"
 #include "http/openapi.hpp"
 #include "http/session.hpp"
+#include "relay/codec/relay_target.hpp"
 
 namespace carrier::http {
 
@@ -65,6 +66,10 @@ void Session::route() {
   }
   const auto target = codec::split_target(raw);
   const auto method = req.method();
+  if (relay::codec::is_relay_path(target.path)) {
+    handle_relay(target.path, target.query);  // the seed-000 relay (handle_relay.cpp)
+    return;
+  }
   const auto parts = segments(target.path);
 
   if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "openapi.json") {

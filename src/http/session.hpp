@@ -137,6 +137,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // nothing if the connection or that request is gone by then. A status >= 400 sends `body` as
   // a problem's detail.
   std::function<void(int status, std::string_view content_type, std::string body)> responder();
+  void handle_relay(std::string_view path, std::string_view query);                          // handle_relay.cpp
   void answer_poll(std::vector<core::Delivery> batch);
   void poll_expired(std::uint64_t seq);
   void release_reservation(const Poll& poll);
