@@ -13,6 +13,7 @@
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
+#include "federation/protocol.hpp"
 #include "http/protocol.hpp"
 #include "net/asio.hpp"
 #include "net/connection.hpp"
@@ -30,7 +31,7 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, mqtt, http, data_dir, store, postgres, log_level, recover;
+  std::string stomp, mqtt, http, federation, data_dir, store, postgres, log_level, recover;
   unsigned shards = 0;
 };
 
@@ -129,6 +130,13 @@ int serve(const config::Flags& flags) {
   protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp));
   protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt));
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http));
+  auto federation = federation::make_protocol(context, pool, cfg->federation_listener, cfg->federation,
+                                              cfg->store.data_dir);
+  if (!federation) {
+    std::cerr << "carrier: " << federation.error().detail << "\n";
+    return 1;
+  }
+  if (*federation) protocols.add(std::move(*federation));
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // a protocol's own records (MQTT's sessions) to that protocol.
@@ -222,6 +230,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--stomp", flags->stomp, "STOMP listener HOST:PORT, or off");
   cmd->add_option("--mqtt", flags->mqtt, "MQTT listener HOST:PORT, or off");
   cmd->add_option("--http", flags->http, "HTTP listener HOST:PORT, or off");
+  cmd->add_option("--federation", flags->federation, "Federation link listener HOST:PORT, or off (default)");
   cmd->add_option("--data-dir", flags->data_dir, "Data directory");
   cmd->add_option("--store", flags->store, "Store kind: log | sqlite | postgres | memory");
   cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
@@ -234,6 +243,7 @@ void add_serve_command(CLI::App& app) {
     if (cmd->count("--stomp")) f.stomp = flags->stomp;
     if (cmd->count("--mqtt")) f.mqtt = flags->mqtt;
     if (cmd->count("--http")) f.http = flags->http;
+    if (cmd->count("--federation")) f.federation = flags->federation;
     if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
     if (cmd->count("--store")) f.store = flags->store;
     if (cmd->count("--postgres")) f.postgres = flags->postgres;

@@ -8,6 +8,7 @@
 #include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/options.hpp"
+#include "federation/options.hpp"
 #include "http/options.hpp"
 #include "mqtt/options.hpp"
 #include "net/options.hpp"
@@ -29,6 +30,8 @@ struct Config {
   core::Options core;
   store::Options store;  // store.data_dir is the data directory
   auth::Options auth;    // load() has added the users file's users to auth.users
+  net::ListenerOptions federation_listener{false, "127.0.0.1", 61700};  // off unless asked for
+  federation::Options federation;
 };
 
 // What the command line said; each set field overrides the file.
@@ -43,6 +46,7 @@ struct Flags {
   std::optional<unsigned> shards;
   std::optional<std::string> log_level;
   std::optional<std::string> recover;    // "strict" | "skip-corrupt"
+  std::optional<std::string> federation;  // "HOST:PORT" or "off"
 };
 
 // Defaults, then the TOML file (if any), then the flags, then the users file that [auth]

@@ -205,6 +205,17 @@ void Broker::commit(Transaction tx, Completion done) {
 // ---------------------------------------------------------------- consumer side
 
 Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) {
+  if (demand_observer_ == nullptr || request.bridge) return subscribe_consumer(std::move(request), std::move(done));
+  model::Destination destination = request.destination;
+  auto id = subscribe_consumer(std::move(request), std::move(done));
+  if (id) {
+    demand_observer_->consumer_added(destination);
+    demand_consumers_.emplace(*id, std::move(destination));
+  }
+  return id;
+}
+
+Result<ConsumerId> Broker::subscribe_consumer(SubscribeRequest request, Completion done) {
   if (auto st = check_destination(request.destination, true); !st) return unexpected(st.error());
   const ConsumerId id = shard_.next_consumer_id();
   ConsumerRef ref{id, shard_.self, std::move(request.consumer), request.ack_mode, request.prefetch, request.selector};
@@ -239,6 +250,12 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
 }
 
 void Broker::unsubscribe(ConsumerId id, Completion done) {
+  if (demand_observer_ != nullptr) {
+    if (auto d = demand_consumers_.find(id); d != demand_consumers_.end()) {
+      demand_observer_->consumer_removed(d->second);
+      demand_consumers_.erase(d);
+    }
+  }
   auto it = subscriptions_.find(id);
   if (it == subscriptions_.end()) {
     shard_.complete_on(shard_.self, std::move(done), unexpected(Errc::not_found, "no such subscription"));

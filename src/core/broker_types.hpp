@@ -51,6 +51,9 @@ struct SubscribeRequest {
   // it durable (or adds the holder to it); it stays durable while it has a holder
   // (Broker::release_holder). Requests without one attach to it as it is.
   std::string holder;
+  // A bridge's consumer (a federation link forwarding to another node): not local demand for
+  // the DemandObserver.
+  bool bridge = false;
 };
 
 // A named topic subscription as every shard knows it.
