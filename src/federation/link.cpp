@@ -1,6 +1,7 @@
 #include "federation/link.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <type_traits>
 #include <variant>
 
@@ -109,7 +110,64 @@ void Link::advertise() {
   if (up_ && !transport_->is_closing() && node_.advertisement_changed(*this)) send_establish();
 }
 
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The bytes a push frame takes on the wire (docs/federation.md, "Frames"), for a bits/s limit.
+std::uint64_t push_frame_bytes(const codec::PushRequest& p) {
+  const auto& m = p.message;
+  return codec::kFrameHeaderBytes + 16 + m.selector.size() + 1 + 64 + m.payload.size() + 4 * m.stack.size() + 4 +
+         p.condition.key.size() + 1 + p.condition.value.size() + 1 + 4;
+}
+
+}  // namespace
+
+void Link::set_max_rate(std::uint32_t rate, codec::RateUnit unit) {
+  rate_unit_ = unit;
+  bucket_.set_rate(rate, now_us());
+  log()->info("{} link '{}': max rate {} {}", log_prefix(), name_, rate,
+              rate == 0 ? "(no limit)" : unit == codec::RateUnit::messages_per_second ? "messages/s" : "bits/s");
+  drain_throttled();
+}
+
+void Link::drain_throttled() {
+  while (!throttled_.empty() && !transport_->is_closing()) {
+    auto& next = throttled_.front();
+    const std::uint64_t cost =
+        rate_unit_ == codec::RateUnit::messages_per_second ? 1 : 8 * push_frame_bytes(next.request);
+    const auto wait = bucket_.take(cost, now_us());
+    if (wait > 0) {
+      if (throttle_armed_) return;
+      if (!throttle_timer_) throttle_timer_ = std::make_unique<net::asio::steady_timer>(transport_->executor());
+      throttle_armed_ = true;
+      throttle_timer_->expires_after(std::chrono::microseconds(wait));
+      throttle_timer_->async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+        auto self = weak.lock();
+        if (!self) return;
+        self->throttle_armed_ = false;
+        if (!ec) self->drain_throttled();
+      });
+      return;
+    }
+    auto push = std::move(next);
+    throttled_.pop_front();
+    request(std::move(push.request), [done = std::move(push.done)](codec::Frame& answer) {
+      const auto* text = std::get_if<codec::StringResult>(&answer.body);
+      done(text != nullptr ? text->text : std::string("error: push answered with the wrong frame"));
+    });
+  }
+}
+
 void Link::push(codec::PushRequest push_request, PushDone done) {
+  if (bucket_.limited() || !throttled_.empty()) {
+    throttled_.push_back(ThrottledPush{std::move(push_request), std::move(done)});
+    drain_throttled();
+    return;
+  }
   request(std::move(push_request), [done = std::move(done)](codec::Frame& answer) {
     const auto* text = std::get_if<codec::StringResult>(&answer.body);
     done(text != nullptr ? text->text : std::string("error: push answered with the wrong frame"));
@@ -168,6 +226,15 @@ void Link::handle(codec::Frame& frame) {
           bad_frame(static_cast<std::uint32_t>(T::kOperation), rid, "the link is not established");
         } else if constexpr (std::is_same_v<T, codec::PushRequest>) {
           node_.on_push(*this, rid, std::move(body));
+        } else if constexpr (std::is_same_v<T, codec::SetMaxRateRequest>) {
+          set_max_rate(body.rate, body.unit);
+          answer(rid, "ok");
+        } else if constexpr (std::is_same_v<T, codec::StopForwardingRequest>) {
+          node_.set_paused(body.target, body.selector, true);
+          answer(rid, "ok");
+        } else if constexpr (std::is_same_v<T, codec::RestartForwardingRequest>) {
+          node_.set_paused(body.target, body.selector, false);
+          answer(rid, "ok");
         } else {
           answer(rid, std::string("error: ") + codec::operation_name(static_cast<std::uint32_t>(T::kOperation)) +
                           " is not supported by this node");
@@ -297,6 +364,8 @@ void Link::fail(const std::string& why) {
 
 void Link::on_closed() {
   pending_.clear();
+  throttled_.clear();
+  if (throttle_timer_) throttle_timer_->cancel();
   if (up_) log()->info("{} link '{}' closed", log_prefix(), name_);
   node_.link_closed(*this);
   up_ = false;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "federation/codec/frame.hpp"
 #include "federation/options.hpp"
+#include "federation/token_bucket.hpp"
 #include "net/transport.hpp"
 
 namespace carrier::auth {
@@ -61,6 +63,11 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   // Pushes a message; `done` gets the far node's result text ("ok", "ok duplicate",
   // "error: ..."), unless the link closes first.
   void push(codec::PushRequest request, PushDone done);
+  // setMaxRate from the far node: pushes over this link wait for the token bucket (rate 0
+  // lifts the limit). They queue here, bounded by the forwarding consumers' prefetch, so the
+  // sending side's queues hold the rest.
+  void set_max_rate(std::uint32_t rate, codec::RateUnit unit);
+  std::size_t throttled() const { return throttled_.size(); }
   // Answers a request (the Node's answer to a push comes back here).
   void answer(std::uint32_t request_id, std::string text);
 
@@ -73,6 +80,7 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   void send_establish();
   void send(std::uint32_t request_id, codec::FrameBody body);
   void request(codec::FrameBody body, std::function<void(codec::Frame&)> on_answer);
+  void drain_throttled();
   void bad_frame(std::uint32_t operation, std::uint32_t request_id, const std::string& why);
   void fail(const std::string& why);
 
@@ -89,6 +97,15 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   std::uint32_t bad_frames_ = 0;
   std::uint32_t next_request_ = 1;
   std::unordered_map<std::uint32_t, std::function<void(codec::Frame&)>> pending_;
+  struct ThrottledPush {
+    codec::PushRequest request;
+    PushDone done;
+  };
+  TokenBucket bucket_;
+  codec::RateUnit rate_unit_ = codec::RateUnit::messages_per_second;
+  std::deque<ThrottledPush> throttled_;
+  std::unique_ptr<net::asio::steady_timer> throttle_timer_;
+  bool throttle_armed_ = false;
 };
 
 }  // namespace carrier::federation

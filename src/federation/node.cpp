@@ -167,6 +167,7 @@ void Node::refresh_forwarding() {
       if (!d || !is_federated(*d)) continue;
       // A queue stays with this node's own consumers while it has any.
       if (d->kind == model::DestinationKind::queue && demand_.local_count(key) > 0) continue;
+      if (paused_.contains({link->peer_id(), key}) || paused_.contains({link->peer_id(), "*"})) continue;
       wanted.emplace(ForwardingKey{id, key}, std::move(*d));
     }
   }
@@ -249,6 +250,13 @@ void Node::settle(core::ConsumerId consumer, std::uint64_t tag, bool delivered) 
   } else {
     broker_.reject(consumer, {tag}, nullptr);
   }
+}
+
+void Node::set_paused(const codec::Id128& target, const std::string& selector, bool paused) {
+  const bool changed = paused ? paused_.emplace(target, selector).second : paused_.erase({target, selector}) != 0;
+  if (!changed) return;
+  log()->info("forwarding of {} to node {} {}", selector, to_hex(target), paused ? "paused" : "resumed");
+  refresh_forwarding();
 }
 
 void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest request) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -70,6 +71,10 @@ class Node final : public core::DemandObserver {
   void link_closed(Link& link);
   void peer_advertised(Link& link, Demand demand);
   void on_push(Link& link, std::uint32_t request_id, codec::PushRequest request);
+  // stopForwarding / restartForwarding: pauses (or resumes) forwarding of `selector` (a
+  // destination key as advertised, "queue:orders", or "*" for every one) to node `target`.
+  // Paused queue messages wait in their queue; nothing is dropped.
+  void set_paused(const codec::Id128& target, const std::string& selector, bool paused);
 
  private:
   struct Dialer {
@@ -103,6 +108,7 @@ class Node final : public core::DemandObserver {
   std::unordered_map<std::uint64_t, std::shared_ptr<Link>> links_;  // open links, by id
   std::unordered_map<std::uint64_t, Demand> advertised_;           // what each link was told
   std::map<ForwardingKey, Forwarding> forwarding_;
+  std::set<std::pair<codec::Id128, std::string>> paused_;  // target node, selector
   DemandTable demand_;
   DedupWindow dedup_;
   std::uint64_t next_link_ = 1;
