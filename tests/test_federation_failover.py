@@ -13,10 +13,8 @@ def test_middle_node_killed_and_restarted_loses_nothing_confirmed(broker_factory
     a, b, c = start_line(broker_factory, ["a", "b", "c"])
     wait_links(b, 2)
     on_c = stomp_client(c.broker.port)
-    on_c.connect()
     on_c.subscribe("/queue/safe")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     first = [f"s-{i}" for i in range(50)]
     producer.send_many("/queue/safe", first, headers={"persistent": "true"})
     # Some have crossed, the rest are on their way when B dies.

@@ -17,10 +17,8 @@ def test_queue_message_produced_on_a_is_consumed_once_on_b(broker_factory, stomp
     a = Node(broker_factory, "a", links=[b])
     wait_links(a, 1)
     consumer = stomp_client(b.broker.port)
-    consumer.connect()
     consumer.subscribe("/queue/orders")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     sent = [f"order-{i}" for i in range(30)]
     producer.send_many("/queue/orders", sent, headers={"persistent": "true"})
     wait_for(lambda: len(consumer.messages) >= 30, 15, lambda: f"30 messages on B, got {len(consumer.messages)}")
@@ -35,13 +33,10 @@ def test_topic_reaches_every_interested_node_once(broker_factory, stomp_client):
     a = Node(broker_factory, "a", links=[b])
     wait_links(a, 1)
     on_b = stomp_client(b.broker.port)
-    on_b.connect()
     on_b.subscribe("/topic/prices.>")
     on_a = stomp_client(a.broker.port)
-    on_a.connect()
     on_a.subscribe("/topic/prices.>")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     probe_until_received(producer, on_b, "/topic/prices.eu")
     for i in range(10):
         producer.send("/topic/prices.eu", f"price-{i}")
@@ -54,10 +49,8 @@ def test_traffic_flows_both_ways_whichever_side_dialled(broker_factory, stomp_cl
     a = Node(broker_factory, "a", links=[b])
     wait_links(b, 1)
     on_a = stomp_client(a.broker.port)
-    on_a.connect()
     on_a.subscribe("/queue/back")
     producer = stomp_client(b.broker.port)
-    producer.connect()
     producer.send("/queue/back", "from-b", headers={"persistent": "true"})
     wait_for(lambda: bodies(on_a) == ["from-b"], 10)
 
@@ -67,13 +60,10 @@ def test_queue_stays_with_local_consumer(broker_factory, stomp_client):
     a = Node(broker_factory, "a", links=[b])
     wait_links(a, 1)
     on_b = stomp_client(b.broker.port)
-    on_b.connect()
     on_b.subscribe("/queue/work")
     on_a = stomp_client(a.broker.port)
-    on_a.connect()
     on_a.subscribe("/queue/work")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     producer.send_many("/queue/work", [f"w-{i}" for i in range(20)])
     wait_for(lambda: len(on_a.messages) == 20, 10)
     assert_stays(lambda: not on_b.messages, 0.5)
@@ -134,7 +124,6 @@ def test_refused_frames_get_error_results_then_the_link_is_dropped(broker_factor
         assert read_frame(s) is None, "the third refused frame closes the link"
     # Everyone else is still served.
     client = stomp_client(node.broker.port)
-    client.connect()
     client.send("/queue/still", "here")
 
 

@@ -9,10 +9,8 @@ def test_line_queue_from_a_reaches_c_once(broker_factory, stomp_client):
     a, b, c = start_line(broker_factory, ["a", "b", "c"])
     wait_links(b, 2)
     on_c = stomp_client(c.broker.port)
-    on_c.connect()
     on_c.subscribe("/queue/line")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     sent = [f"m-{i}" for i in range(40)]
     producer.send_many("/queue/line", sent, headers={"persistent": "true"})
     wait_for(lambda: len(on_c.messages) >= 40, 20, lambda: f"40 on C, got {len(on_c.messages)}")
@@ -29,10 +27,8 @@ def test_ring_topic_every_node_gets_each_message_once(broker_factory, stomp_clie
     consumers = {}
     for n in (a, b, c):
         consumers[n.name] = stomp_client(n.broker.port)
-        consumers[n.name].connect()
         consumers[n.name].subscribe("/topic/ring")
     producer = stomp_client(a.broker.port)
-    producer.connect()
     probe_until_received(producer, consumers["b"], "/topic/ring")
     probe_until_received(producer, consumers["c"], "/topic/ring")
     sent = [f"r-{i}" for i in range(20)]
@@ -54,16 +50,12 @@ def test_ttl_stops_a_message_at_the_right_hop(broker_factory, stomp_client):
     c = Node(broker_factory, "c", links=[b])
     wait_links(b, 2)
     on_b = stomp_client(b.broker.port)
-    on_b.connect()
     on_b.subscribe("/topic/hops")
     on_c = stomp_client(c.broker.port)
-    on_c.connect()
     on_c.subscribe("/topic/hops")
     from_b = stomp_client(b.broker.port)
-    from_b.connect()
     probe_until_received(from_b, on_c, "/topic/hops")
     from_a = stomp_client(a.broker.port)
-    from_a.connect()
     probe_until_received(from_a, on_b, "/topic/hops")
     for i in range(5):
         from_a.send("/topic/hops", f"a-{i}")

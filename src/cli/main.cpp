@@ -2,6 +2,7 @@
 
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/federation.hpp"
 #include "cli/passwd.hpp"
 #include "cli/serve.hpp"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_version_command(app);
   carrier::cli::add_bench_command(app);
   carrier::cli::add_passwd_command(app);
+  carrier::cli::add_federation_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
