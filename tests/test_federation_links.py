@@ -59,10 +59,11 @@ def test_queue_stays_with_local_consumer(broker_factory, stomp_client):
     b = Node(broker_factory, "b")
     a = Node(broker_factory, "a", links=[b])
     wait_links(a, 1)
-    on_b = stomp_client(b.broker.port)
-    on_b.subscribe("/queue/work")
+    # A's own consumer first: when B's demand reaches A, A already keeps the queue.
     on_a = stomp_client(a.broker.port)
     on_a.subscribe("/queue/work")
+    on_b = stomp_client(b.broker.port)
+    on_b.subscribe("/queue/work")
     producer = stomp_client(a.broker.port)
     producer.send_many("/queue/work", [f"w-{i}" for i in range(20)])
     wait_for(lambda: len(on_a.messages) == 20, 10)

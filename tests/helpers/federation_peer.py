@@ -35,6 +35,7 @@ class RawPeer:
         self.node_id = node_id or os.urandom(16)
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.cond = threading.Condition()
+        self.send_lock = threading.Lock()  # the reader answers pushes while the test sends
         self.answers = {}
         self.pushes = []  # (monotonic time, BasicMessage selector) per push received
         self.closed = False
@@ -73,18 +74,22 @@ class RawPeer:
                     with self.cond:
                         self.pushes.append((time.monotonic(), selector))
                         self.cond.notify_all()
-                    self.sock.sendall(frame(RESULT, rid, b"ok\r\n"))
+                    self._send(frame(RESULT, rid, b"ok\r\n"))
                 else:
-                    self.sock.sendall(frame(RESULT, rid, b"error: not here\r\n"))
+                    self._send(frame(RESULT, rid, b"error: not here\r\n"))
         except (EOFError, OSError):
             with self.cond:
                 self.closed = True
                 self.cond.notify_all()
 
+    def _send(self, data):
+        with self.send_lock:
+            self.sock.sendall(data)
+
     def send_frame(self, operation, body):
         rid = self.next_rid
         self.next_rid += 1
-        self.sock.sendall(frame(operation, rid, body))
+        self._send(frame(operation, rid, body))
         return rid
 
     def request(self, operation, body, timeout=5.0):
