@@ -111,7 +111,9 @@ void Node::consumer_removed(const model::Destination& destination) {
 void Node::local_demand(const model::Destination& destination, bool added) {
   const auto key = destination.key();
   const bool changed = added ? demand_.add_local(key) : demand_.remove_local(key);
-  if (changed) demand_changed();
+  if (!changed) return;
+  log()->debug("local demand for {} {}", key, added ? "began" : "ended");
+  demand_changed();
 }
 
 codec::RemoteNode Node::self_for(const Link& link) {
@@ -149,6 +151,7 @@ void Node::link_closed(Link& link) {
 }
 
 void Node::peer_advertised(Link& link, Demand demand) {
+  log()->debug("{} the far node has demand for {} destination(s)", link.log_prefix(), demand.size());
   demand_.set_peer(link.id(), std::move(demand));
   demand_changed();
 }
@@ -195,6 +198,7 @@ void Node::refresh_forwarding() {
       log()->warn("cannot forward {}: {}", key.second, id.error().detail);
       continue;
     }
+    log()->debug("forwarding {} over link {}", key.second, key.first);
     forwarding_.emplace(key, Forwarding{std::move(consumer), *id});
   }
 }
