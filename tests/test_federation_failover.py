@@ -1,6 +1,7 @@
 """Store and forward across a failing node (docs/federation.md): the middle node of a line is
 SIGKILLed mid-stream and restarted; every message A confirmed reaches C exactly once."""
 
+import threading
 
 import pytest
 
@@ -15,17 +16,25 @@ def test_middle_node_killed_and_restarted_loses_nothing_confirmed(broker_factory
     on_c = stomp_client(c.broker.port)
     on_c.subscribe("/queue/safe")
     producer = stomp_client(a.broker.port)
-    first = [f"s-{i}" for i in range(50)]
-    producer.send_many("/queue/safe", first, headers={"persistent": "true"})
-    # Some have crossed, the rest are on their way when B dies.
-    wait_for(lambda: len(on_c.messages) >= 5, 20)
+    sent = [f"s-{i}" for i in range(150)]
+    confirmed = []
+
+    def produce():
+        # One at a time, each confirmed (RECEIPT) before the next: still sending when B dies.
+        for body in sent:
+            producer.send("/queue/safe", body, headers={"persistent": "true"}, timeout=20)
+            confirmed.append(body)
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    wait_for(lambda: len(on_c.messages) >= 10, 20)
     b.broker.kill()
-    # While B is down A keeps confirming: its messages wait for the link.
-    second = [f"t-{i}" for i in range(30)]
-    producer.send_many("/queue/safe", second, headers={"persistent": "true"})
+    killed_at = len(confirmed)
     b.broker.start()
-    expected = sorted(first + second)
-    wait_for(lambda: len(on_c.messages) >= len(expected), 40,
-             lambda: f"{len(expected)} messages on C, got {len(on_c.messages)}")
-    assert_stays(lambda: len(on_c.messages) == len(expected), 1.0)
-    assert sorted(bodies(on_c)) == expected
+    thread.join(60)
+    assert not thread.is_alive() and confirmed == sent
+    assert killed_at < len(sent), "B died after the producer had finished: not mid-stream"
+    wait_for(lambda: len(on_c.messages) >= len(sent), 40,
+             lambda: f"{len(sent)} messages on C, got {len(on_c.messages)}")
+    assert_stays(lambda: len(on_c.messages) == len(sent), 1.0)
+    assert sorted(bodies(on_c)) == sorted(sent)
