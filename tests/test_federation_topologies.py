@@ -64,3 +64,19 @@ def test_ttl_stops_a_message_at_the_right_hop(broker_factory, stomp_client):
     # C gets B's marker (sent after A's messages went through B) and none of A's.
     wait_for(lambda: bodies(on_c, "b-") == ["b-marker"], 10)
     assert bodies(on_c, "a-") == []
+
+
+def test_ring_queue_goes_the_nearest_way_and_arrives_once(broker_factory, stomp_client):
+    a = Node(broker_factory, "a")
+    b = Node(broker_factory, "b", links=[a])
+    c = Node(broker_factory, "c", links=[b, a])
+    for n in (a, b, c):
+        wait_links(n, 2)
+    on_c = stomp_client(c.broker.port)
+    on_c.subscribe("/queue/ringq")
+    producer = stomp_client(a.broker.port)
+    sent = [f"q-{i}" for i in range(60)]
+    producer.send_many("/queue/ringq", sent, headers={"persistent": "true"})
+    wait_for(lambda: len(on_c.messages) >= 60, 20, lambda: f"60 on C, got {len(on_c.messages)}")
+    assert_stays(lambda: len(on_c.messages) == 60, 1.0)
+    assert sorted(bodies(on_c)) == sorted(sent)

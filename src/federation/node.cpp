@@ -163,6 +163,9 @@ void Node::demand_changed() {
 
 void Node::refresh_forwarding() {
   std::map<ForwardingKey, model::Destination> wanted;
+  // A queue goes one way only: over the link nearest to a consumer (then the oldest link), so
+  // its messages move closer at every hop and never bounce between nodes of a ring or a mesh.
+  std::map<std::string, std::pair<std::int32_t, std::uint64_t>> nearest;  // key -> distance, link
   for (const auto& [id, link] : links_) {
     if (!link->is_up()) continue;
     for (const auto& [key, distance] : demand_.peer(id)) {
@@ -171,9 +174,17 @@ void Node::refresh_forwarding() {
       // A queue stays with this node's own consumers while it has any.
       if (d->kind == model::DestinationKind::queue && demand_.local_count(key) > 0) continue;
       if (paused_.contains({link->peer_id(), key}) || paused_.contains({link->peer_id(), "*"})) continue;
+      if (d->kind == model::DestinationKind::queue) {
+        auto [best, added] = nearest.emplace(key, std::pair(distance, id));
+        if (!added && std::pair(distance, id) < best->second) best->second = {distance, id};
+      }
       wanted.emplace(ForwardingKey{id, key}, std::move(*d));
     }
   }
+  std::erase_if(wanted, [&nearest](const auto& entry) {
+    auto best = nearest.find(entry.first.second);
+    return best != nearest.end() && best->second.second != entry.first.first;
+  });
   for (auto it = forwarding_.begin(); it != forwarding_.end();) {
     if (wanted.contains(it->first)) {
       ++it;
