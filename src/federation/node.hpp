@@ -51,6 +51,8 @@ class Node final : public core::DemandObserver {
   void start();
   // On shard 0: an accepted connection becomes a link.
   void accept(net::tcp::socket socket);
+  // Start-up, before the shards run: a message the store holds counts as seen (DedupWindow).
+  void remember(const model::MessageId& id) { dedup_.insert(id, HopInfo{options_.ttl, 0, id_, id_, {}}); }
   // Any thread: shutting down, no more dialling.
   void stop() { stopping_ = true; }
 

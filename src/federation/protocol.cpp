@@ -36,6 +36,14 @@ class FederationProtocol final : public protocol::Protocol {
     });
   }
 
+  // Sees every record no other protocol took, and takes none: a message this node holds after
+  // a restart counts as seen, so a push of it repeated after the restart (the previous hop
+  // never got the answer) is a duplicate rather than a second copy.
+  bool recover(std::string_view /*queue_key*/, const model::Message& message) override {
+    node_->remember(message.id);
+    return false;
+  }
+
   void start(model::ShardId shard) override {
     if (shard == kHome) node_->start();
   }
