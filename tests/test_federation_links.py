@@ -5,8 +5,6 @@ get error results, then the link is dropped, and the broker keeps serving."""
 import socket
 import struct
 
-import pytest
-
 from helpers.federation import Node, bodies, probe_until_received, wait_links
 from helpers.wait import assert_stays, wait_for
 from test_auth import passwd
