@@ -3,6 +3,7 @@
 #include "cli/admin.hpp"
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/federation.hpp"
 #include "cli/passwd.hpp"
 #include "cli/serve.hpp"
 #include "cli/token.hpp"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_passwd_command(app);
   carrier::cli::add_token_command(app);
   carrier::cli::add_admin_command(app);
+  carrier::cli::add_federation_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

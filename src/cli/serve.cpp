@@ -16,6 +16,7 @@
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
+#include "federation/protocol.hpp"
 #include "http/protocol.hpp"
 #include "net/asio.hpp"
 #include "net/connection.hpp"
@@ -34,7 +35,7 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, mqtt, http, stomp_tls, mqtt_tls, https, data_dir, store, postgres, log_level, recover;
+  std::string stomp, mqtt, http, stomp_tls, mqtt_tls, https, federation, data_dir, store, postgres, log_level, recover;
   unsigned shards = 0;
 };
 
@@ -180,6 +181,13 @@ int serve(const config::Flags& flags) {
   admin_service.set_memory(&memory);
   cfg->http.admin = &admin_service;
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http), std::move(*https));
+  auto federation = federation::make_protocol(context, pool, cfg->federation_listener, cfg->federation,
+                                              cfg->store.data_dir);
+  if (!federation) {
+    std::cerr << "carrier: " << federation.error().detail << "\n";
+    return 1;
+  }
+  if (*federation) protocols.add(std::move(*federation));
 
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // a protocol's own records (MQTT's sessions) to that protocol.
@@ -318,6 +326,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--stomp-tls", flags->stomp_tls, "STOMP over TLS listener HOST:PORT (usually 61614), or off");
   cmd->add_option("--mqtt-tls", flags->mqtt_tls, "MQTT over TLS listener HOST:PORT (usually 8883), or off");
   cmd->add_option("--https", flags->https, "HTTP over TLS listener HOST:PORT, or off");
+  cmd->add_option("--federation", flags->federation, "Federation link listener HOST:PORT, or off (default)");
   cmd->add_option("--data-dir", flags->data_dir, "Data directory");
   cmd->add_option("--store", flags->store, "Store kind: log | sqlite | postgres | memory");
   cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
@@ -333,6 +342,7 @@ void add_serve_command(CLI::App& app) {
     if (cmd->count("--stomp-tls")) f.stomp_tls = flags->stomp_tls;
     if (cmd->count("--mqtt-tls")) f.mqtt_tls = flags->mqtt_tls;
     if (cmd->count("--https")) f.https = flags->https;
+    if (cmd->count("--federation")) f.federation = flags->federation;
     if (cmd->count("--data-dir")) f.data_dir = flags->data_dir;
     if (cmd->count("--store")) f.store = flags->store;
     if (cmd->count("--postgres")) f.postgres = flags->postgres;

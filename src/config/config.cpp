@@ -742,6 +742,60 @@ constexpr Key kTlsKeys[] = {
     {"http", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
 };
 
+// [federation] and its [[federation.link]]s (docs/federation.md).
+constexpr Key kFederationLinkKeys[] = {
+    {"name", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().name); }},
+    {"connect",
+     [](const Field& f, Config& c) -> Status {
+       net::ListenerOptions target;
+       if (auto st = read_listen(f, target); !st) return st;
+       if (!target.enabled) return f.must_be("\"HOST:PORT\"");
+       c.federation.links.back().host = target.host;
+       c.federation.links.back().port = target.port;
+       return ok();
+     }},
+    {"username", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().username); }},
+    {"password", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().password); }},
+    {"cost",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 1'000'000), c.federation.links.back().cost); }},
+};
+
+constexpr Key kFederationKeys[] = {
+    {"listen", [](const Field& f, Config& c) { return read_listen(f, c.federation_listener); }},
+    {"ttl", [](const Field& f, Config& c) { return assign(read_integer(f, 1, 255), c.federation.ttl); }},
+    {"dedup_window",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100'000'000), c.federation.dedup_window); }},
+    {"reconnect_min_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 3'600'000), c.federation.reconnect_min_ms); }},
+    {"reconnect_max_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 3'600'000), c.federation.reconnect_max_ms); }},
+    {"max_bad_frames",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.federation.max_bad_frames); }},
+    {"max_in_flight",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100'000), c.federation.max_in_flight); }},
+    {"max_frame_bytes",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 64 * 1024, kUint32Max), c.federation.limits.max_frame_bytes);
+     }},
+    {"link",
+     [](const Field& f, Config& c) -> Status {
+       const auto* array = f.node.as_array();
+       if (array == nullptr) return f.must_be("an array of tables ([[federation.link]])");
+       for (std::size_t i = 0; i < array->size(); ++i) {
+         Field entry{f.source_name, fmt::format("{}[{}]", f.key, i), *array->get(i)};
+         if (!entry.node.is_table()) return entry.must_be("a table");
+         c.federation.links.emplace_back();
+         if (auto st = apply_table(entry, c, kFederationLinkKeys); !st) return st;
+         const auto& link = c.federation.links.back();
+         if (link.name.empty() || link.port == 0) {
+           return unexpected(Errc::invalid_argument, fmt::format("'{}' needs name and connect{}", entry.key,
+                                                                 where(f.source_name, entry.node.source())));
+         }
+       }
+       return ok();
+     }},
+};
+
 constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
     {"shards",
@@ -768,6 +822,7 @@ constexpr Key kTopKeys[] = {
     {"tls", [](const Field& f, Config& c) { return apply_table(f, c, kTlsKeys); }},
     {"admin", [](const Field& f, Config& c) { return apply_table(f, c, kAdminKeys); }},
     {"metrics", [](const Field& f, Config& c) { return apply_table(f, c, kMetricsKeys); }},
+    {"federation", [](const Field& f, Config& c) { return apply_table(f, c, kFederationKeys); }},
     {"policy",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();
@@ -878,6 +933,9 @@ Status apply_flags(const Flags& flags, Config& config) {
   }
   if (flags.https) {
     if (auto s = parse_listen(*flags.https, "--https", config.http_tls_listener); !s) return s;
+  }
+  if (flags.federation) {
+    if (auto s = parse_listen(*flags.federation, "--federation", config.federation_listener); !s) return s;
   }
   if (flags.data_dir) {
     if (flags.data_dir->empty()) return bad_flag("--data-dir", "a directory", *flags.data_dir);

@@ -10,6 +10,7 @@
 #include "auth/options.hpp"
 #include "base/result.hpp"
 #include "core/options.hpp"
+#include "federation/options.hpp"
 #include "http/options.hpp"
 #include "mqtt/options.hpp"
 #include "net/options.hpp"
@@ -52,6 +53,8 @@ struct Config {
   auth::Options auth;    // load() has added the users file's users to auth.users
   admin::Options admin;
   admin::MetricsOptions metrics;
+  net::ListenerOptions federation_listener{false, "127.0.0.1", 61700};  // off unless asked for
+  federation::Options federation;
 };
 
 // What the command line said; each set field overrides the file.
@@ -69,6 +72,7 @@ struct Flags {
   std::optional<unsigned> shards;
   std::optional<std::string> log_level;
   std::optional<std::string> recover;    // "strict" | "skip-corrupt"
+  std::optional<std::string> federation;  // "HOST:PORT" or "off"
 };
 
 // Defaults, then the TOML file (if any), then the flags, then the users file that [auth]

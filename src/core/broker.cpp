@@ -208,6 +208,17 @@ void Broker::commit(Transaction tx, Completion done) {
 // ---------------------------------------------------------------- consumer side
 
 Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) {
+  if (demand_observer_ == nullptr || request.bridge) return subscribe_consumer(std::move(request), std::move(done));
+  model::Destination destination = request.destination;
+  auto id = subscribe_consumer(std::move(request), std::move(done));
+  if (id) {
+    demand_observer_->consumer_added(destination);
+    demand_consumers_.emplace(*id, std::move(destination));
+  }
+  return id;
+}
+
+Result<ConsumerId> Broker::subscribe_consumer(SubscribeRequest request, Completion done) {
   if (auto st = check_destination(request.destination, true); !st) return unexpected(st.error());
   if (!request.subscription_name.empty()) {
     if (auto st = named_.check_owner(request.subscription_name, request.owner); !st) return unexpected(st.error());
@@ -245,6 +256,12 @@ Result<ConsumerId> Broker::subscribe(SubscribeRequest request, Completion done) 
 }
 
 void Broker::unsubscribe(ConsumerId id, Completion done) {
+  if (demand_observer_ != nullptr) {
+    if (auto d = demand_consumers_.find(id); d != demand_consumers_.end()) {
+      demand_observer_->consumer_removed(d->second);
+      demand_consumers_.erase(d);
+    }
+  }
   auto it = subscriptions_.find(id);
   if (it == subscriptions_.end()) {
     shard_.complete_on(shard_.self, std::move(done), unexpected(Errc::not_found, "no such subscription"));

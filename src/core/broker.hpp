@@ -3,11 +3,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/result.hpp"
 #include "core/broker_types.hpp"
 #include "core/consumer.hpp"
+#include "core/demand_observer.hpp"
 #include "core/destination_pressure.hpp"
 #include "core/executor.hpp"
 #include "core/home_subscriptions.hpp"
@@ -60,6 +62,9 @@ class Broker {
   // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
   void set_pressure(DestinationPressure* pressure) { shard_.pressure = pressure; }
   DestinationPressure* pressure() const { return shard_.pressure; }
+  // Told of consumers coming and going (federation's demand); null: nobody asks. Set before
+  // traffic.
+  void set_demand_observer(DemandObserver* observer) { demand_observer_ = observer; }
   const DestinationPolicy& policy_for(const model::Destination& d) const { return shard_.policy_for(d); }
 
   // --- for protocol sessions on this shard ---
@@ -152,6 +157,7 @@ class Broker {
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,
               Completion done, bool requeue = true);
   void sweep();
+  Result<ConsumerId> subscribe_consumer(SubscribeRequest request, Completion done);
 
   // Declared before the parts that hold references to it; the parts reference each other
   // (constructed in this order, used only once all exist).
@@ -166,6 +172,9 @@ class Broker {
   SharedSubscriptions shared_;
   QueueWatchers watchers_;
   LeaseTable leases_;
+  // Consumers counted as demand, kept only while an observer is set (not on the send path).
+  DemandObserver* demand_observer_ = nullptr;
+  std::unordered_map<ConsumerId, model::Destination> demand_consumers_;
 };
 
 }  // namespace carrier::core

@@ -60,6 +60,9 @@ struct SubscribeRequest {
   // someone's client id does not reach their durable subscription. Empty: anonymous, owns
   // nothing (and definitions stored before owners existed have none).
   std::string owner;
+  // A bridge's consumer (a federation link forwarding to another node): not local demand for
+  // the DemandObserver.
+  bool bridge = false;
 };
 
 // A named topic subscription as every shard knows it.

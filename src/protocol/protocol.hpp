@@ -57,6 +57,10 @@ class Protocol {
   // Runs on the connection's shard: makes its session and starts it (or refuses it, e.g. past
   // the handshake limit). The connection (TCP, or TLS from a TLS listener) is not started yet.
   virtual void start_session(std::shared_ptr<net::Connection> connection) = 0;
+  // The plain listener's accept, on `shard`: a TCP net::Connection handed to start_session. A
+  // protocol that runs its own connections (federation's links, all on one shard) takes the
+  // socket itself. (protocol_set.cpp)
+  virtual void accept(net::tcp::socket socket, model::ShardId shard);
   // Runs on `shard`, the transport's: makes and begins a session of this protocol on a byte
   // stream another listener's connection became (a WebSocket the HTTP listener upgraded, which
   // is already reading), and returns it for the transport to hold while it runs. Null: this

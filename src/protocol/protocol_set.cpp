@@ -22,13 +22,17 @@ bool ProtocolSet::recover(std::string_view queue_key, const model::Message& mess
   return false;
 }
 
+void Protocol::accept(net::tcp::socket socket, model::ShardId shard) {
+  start_session(std::make_shared<net::Connection>(std::move(socket), shard, name()));
+}
+
 Status ProtocolSet::open() {
   for (auto& entry : entries_) {
     if (entry.protocol->listener().enabled && !entry.listener) {
       auto listener = std::make_unique<net::Listener>(
           pool_, entry.protocol->name(),
           [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard) {
-            protocol->start_session(std::make_shared<net::Connection>(std::move(socket), shard, protocol->name()));
+            protocol->accept(std::move(socket), shard);
           });
       if (auto st = listener->open(entry.protocol->listener()); !st) return st;
       entry.listener = std::move(listener);

@@ -1,0 +1,40 @@
+#include "federation/dedup_window.hpp"
+
+#include <gtest/gtest.h>
+
+namespace carrier::federation {
+namespace {
+
+model::MessageId id(std::uint64_t n) { return model::MessageId{1, n}; }
+
+TEST(DedupWindow, SecondArrivalIsADuplicate) {
+  DedupWindow w(10);
+  EXPECT_TRUE(w.insert(id(1), HopInfo{4, 1, {}, {}, {7}}));
+  EXPECT_FALSE(w.insert(id(1), HopInfo{}));
+  EXPECT_EQ(w.duplicates(), 1u);
+  ASSERT_NE(w.find(id(1)), nullptr);
+  EXPECT_EQ(w.find(id(1))->ttl, 4);  // the first arrival's route is kept
+  EXPECT_EQ(w.find(id(1))->stack, std::vector<std::int32_t>{7});
+  EXPECT_EQ(w.find(id(2)), nullptr);
+}
+
+TEST(DedupWindow, OldestForgottenFirst) {
+  DedupWindow w(3);
+  for (std::uint64_t n = 1; n <= 4; ++n) EXPECT_TRUE(w.insert(id(n), {}));
+  EXPECT_EQ(w.size(), 3u);
+  EXPECT_EQ(w.find(id(1)), nullptr);
+  EXPECT_NE(w.find(id(4)), nullptr);
+  EXPECT_TRUE(w.insert(id(1), {}));  // forgotten, so taken again
+}
+
+TEST(DedupWindow, ErasedIdIsTakenAgainAndTheBoundHolds) {
+  DedupWindow w(2);
+  EXPECT_TRUE(w.insert(id(1), {}));
+  w.erase(id(1));
+  EXPECT_TRUE(w.insert(id(1), {}));
+  for (std::uint64_t n = 2; n < 100; ++n) w.insert(id(n), {});
+  EXPECT_LE(w.size(), 2u);
+}
+
+}  // namespace
+}  // namespace carrier::federation
