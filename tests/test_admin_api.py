@@ -141,7 +141,9 @@ def test_without_admin_users_only_loopback_clients(broker_factory):
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
     port = free_port()
-    b = broker_factory(http_flag=False, config=f'[http]\nlisten = "0.0.0.0:{port}"\n')
+    # No users on a non-loopback listener: allowed only when said so (test_acl_defaults.py).
+    b = broker_factory(http_flag=False,
+                       config=f'[http]\nlisten = "0.0.0.0:{port}"\n[auth]\nallow_anonymous = true\n')
     wait_for(lambda: request(port, "GET", "/healthz").status == 200, message="the HTTP listener")
     assert get(port, "/admin/v1/overview")["ready"] is True
     c = http.client.HTTPConnection(address, port, timeout=10)
