@@ -55,7 +55,7 @@ void Session::handle_events(const model::Destination& destination, const codec::
     problem(st.error());
     return;
   }
-  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this());
+  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this(), broker_);
   // Acked once written (ack=auto, as a long poll's): the credit comes back only as the client
   // reads, so a stream that is not read stops taking messages from its queue.
   core::SubscribeRequest request{destination, core::AckMode::auto_ack, 0, poll_consumer_};

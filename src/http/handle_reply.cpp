@@ -58,7 +58,7 @@ void Session::send_awaiting_reply(std::vector<model::MessagePtr> messages, std::
   // the request (or the connection).
   model::Destination queue{model::DestinationKind::temp_queue, fmt::format("carrier-{}.http-reply-{}", id(), ++replies_)};
   broker_.open_temp_queue(queue);
-  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this());
+  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this(), broker_);
   core::SubscribeRequest request{queue, core::AckMode::auto_ack, 1, poll_consumer_};
   auto consumer = broker_.subscribe(std::move(request), nullptr);
   if (!consumer) {
