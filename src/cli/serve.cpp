@@ -247,7 +247,7 @@ int serve(const config::Flags& flags) {
       std::cerr << "carrier: " << name << " listens on " << ep.address().to_string() << ":" << ep.port()
                 << ", which is not a loopback address, and no user is configured: add users ([auth] users_file or "
                    "[[auth.user]]) or set [auth] allow_anonymous = true to let anyone in\n";
-      (*store)->close();
+      store->close();
       return 2;
     }
   }
