@@ -188,6 +188,12 @@ Result<Decoded> decode_one(std::string_view bytes, const Limits& limits) {
   for (std::uint32_t i = 0; i < *ns_count; ++i) {
     auto ns = in.counted(2, "namespace name");
     if (!ns) return unexpected(ns.error());
+    // Ids 0 and 1 are the empty and the jxta namespace already, and a name has one id: declaring
+    // either again, or a name twice, would give one element two spellings on the wire.
+    if (ns->empty() || *ns == kJxtaNamespace ||
+        std::find(d.message.namespaces.begin(), d.message.namespaces.end(), *ns) != d.message.namespaces.end()) {
+      return in.fail("namespace name", fmt::format("'{}' is empty, jxta or declared twice", ns->substr(0, 64)));
+    }
     d.message.namespaces.emplace_back(*ns);
   }
   auto count = in.uint(2, "element count");

@@ -123,6 +123,27 @@ TEST(JxmeMessageRefusal, UndeclaredNamespaceId) {
   expect_refused(b, Errc::protocol_error, "not declared");
 }
 
+TEST(JxmeMessageRefusal, NamespaceDeclaredEmptyJxtaOrTwice) {
+  // Each would give one element two spellings on the wire (found by fuzz/relay_codec).
+  auto with_namespaces = [](std::initializer_list<std::string_view> names) {
+    std::string b = "jxmg";
+    b.push_back(0);
+    b.push_back(0);
+    b.push_back(static_cast<char>(names.size()));
+    for (auto n : names) {
+      b.push_back(0);
+      b.push_back(static_cast<char>(n.size()));
+      b.append(n);
+    }
+    b.append(std::string("\0\0", 2));  // no elements
+    return b;
+  };
+  ASSERT_TRUE(decode_all(with_namespaces({"relay", "proxy"}), Limits{}).has_value());
+  expect_refused(with_namespaces({""}), Errc::protocol_error, "declared twice");
+  expect_refused(with_namespaces({"jxta"}), Errc::protocol_error, "declared twice");
+  expect_refused(with_namespaces({"relay", "relay"}), Errc::protocol_error, "declared twice");
+}
+
 TEST(JxmeMessageRefusal, UnknownFlagBits) {
   auto b = listing1();
   b[b.find("jxel") + 5] = 0x04;
