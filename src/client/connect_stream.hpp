@@ -1,8 +1,32 @@
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 
+#include "base/result.hpp"
+#include "client/websocket_framing.hpp"
 #include "net/socket_stream.hpp"
+#include "net/tls_context.hpp"
+
+namespace carrier::client {
+
+// Before connecting: TLS set up on `stream` when asked, and the WebSocket framing when
+// `websocket_path` is set (null otherwise), speaking `subprotocol`. WebSocket over TLS (wss) is
+// refused: the upgrade is written on the TCP socket.
+inline Result<std::unique_ptr<WebSocketFraming>> prepare_stream(net::SocketStream& stream,
+                                                                const net::TlsClientOptions& tls,
+                                                                std::string_view websocket_path,
+                                                                std::string_view subprotocol, std::string_view host) {
+  if (!websocket_path.empty() && tls.enabled) {
+    return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
+  }
+  if (auto st = net::use_client_tls(stream, tls, host); !st) return unexpected(std::move(st).error());
+  if (websocket_path.empty()) return std::unique_ptr<WebSocketFraming>();
+  return std::make_unique<WebSocketFraming>(std::string(websocket_path), std::string(subprotocol));
+}
+
+}  // namespace carrier::client
 
 namespace carrier::client {
 

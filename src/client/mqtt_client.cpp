@@ -79,18 +79,12 @@ Status MqttClient::connect(std::string_view host, std::uint16_t port, MqttConnec
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
-  if (!options_.websocket_path.empty()) {
-    // The handshake is written on the TCP socket: WebSocket over TLS (wss) is not in the client yet.
-    if (options_.tls.enabled) {
-      state_.store(State::closed);
-      return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
-    }
-    websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "mqtt");
-  }
-  if (auto tls = net::use_client_tls(stream_, options_.tls, host); !tls) {
+  auto framing = prepare_stream(stream_, options_.tls, options_.websocket_path, "mqtt", host);
+  if (!framing) {
     state_.store(State::closed);
-    return tls;
+    return unexpected(std::move(framing).error());
   }
+  websocket_ = std::move(*framing);
   if (options_.client_id.empty()) options_.client_id = random_client_id();
   options_.max_in_flight = std::max<std::uint16_t>(1, std::min<std::uint16_t>(options_.max_in_flight, 65534));
   window_.store(options_.max_in_flight);

@@ -177,18 +177,12 @@ Status StompClient::connect(std::string_view host, std::uint16_t port, ConnectOp
     return unexpected(Errc::invalid_argument, "connect() on a client that was already used");
   }
   options_ = std::move(options);
-  if (!options_.websocket_path.empty()) {
-    // The handshake is written on the TCP socket: WebSocket over TLS (wss) is not in the client yet.
-    if (options_.tls.enabled) {
-      state_.store(State::closed);
-      return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
-    }
-    websocket_ = std::make_unique<WebSocketFraming>(options_.websocket_path, "v12.stomp");
-  }
-  if (auto tls = net::use_client_tls(stream_, options_.tls, host); !tls) {
+  auto framing = prepare_stream(stream_, options_.tls, options_.websocket_path, "v12.stomp", host);
+  if (!framing) {
     state_.store(State::closed);
-    return tls;
+    return unexpected(std::move(framing).error());
   }
+  websocket_ = std::move(*framing);
 
   Headers headers{{"accept-version", options_.version},
                   {"host", options_.vhost.empty() ? std::string(host) : options_.vhost}};
