@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: run test build bootstrap unit integration sanitize fuzz bench clean
+.PHONY: run test build bootstrap unit integration sanitize fuzz bench package clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -47,6 +47,11 @@ fuzz: bootstrap
 
 bench: build
 	scripts/bench $(BUILD)
+
+# The Debian package (docs/install.md): $(BUILD)/package/carrier_VERSION_ARCH.deb.
+package: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && cpack --config CPackConfig.cmake -B package
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

@@ -9,7 +9,7 @@
 #include "cli/token.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"carrier: a message broker (STOMP; MQTT and HTTP to come)"};
+  CLI::App app{"carrier: a message broker (STOMP, MQTT, HTTP and WebSocket)"};
   app.require_subcommand(1);
   carrier::cli::add_serve_command(app);
   carrier::cli::add_send_command(app);

@@ -1,4 +1,5 @@
 #include "cli/serve.hpp"
+#include "cli/service_notify.hpp"
 
 #include <sys/resource.h>
 
@@ -192,6 +193,7 @@ int serve(const config::Flags& flags) {
   // Recovery runs before any shard thread: each message goes straight into its owner's queue;
   // a protocol's own records (MQTT's sessions) to that protocol.
   std::size_t recovered = 0;
+  notify_status("recovering the store");
   auto st = store->recover([&](store::RecoveredMessage r) {
     if (!protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     ++recovered;
@@ -279,9 +281,11 @@ int serve(const config::Flags& flags) {
                                                           : cfg->store.data_dir.string();
   log->info("carrier ready: {} shard(s), store '{}' in {}, {} message(s) recovered, started in {} ms", shards,
             cfg->store.kind, where, recovered, ms.count());
+  notify_ready(std::to_string(recovered) + " message(s) recovered; listening");
 
   signals_context.run();
   log->info("received signal {}: shutting down", received_signal);
+  notify_stopping();
   admin_service.set_stopping();
 
   // Stop accepting, say goodbye on every connection, give them a moment to flush.
