@@ -110,16 +110,23 @@ async function probe() {
     await call('overview');
     showApp();
   } catch (e) {
-    if (e.status === 0) {
-      showLogin(e.message);
-    } else {
-      showLogin(deniedMessage(e));
-    }
+    refuse(e);
   }
 }
 
+// Credentials the broker refused are forgotten (a reload then asks again rather than failing).
+function refuse(error) {
+  if (error.status === 0) {
+    showLogin(error.message);
+    return;
+  }
+  const message = deniedMessage(error);
+  if (error.status === 401 || error.status === 403) logout();
+  showLogin(message);
+}
+
 onDenied((error) => {
-  if (signedIn) showLogin(deniedMessage(error));
+  if (signedIn) refuse(error);
 });
 
 document.getElementById('login-form').addEventListener('submit', async (event) => {

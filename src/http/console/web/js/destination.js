@@ -83,8 +83,9 @@ export function mount(view, route, app) {
   const depthChart = liveChart(charts, { title: `Depth of ${name}`, series: ['ready', 'unacked'], format: count, key: 'depth' });
 
   const stats = every(intervalMs, async () => {
-    const page = await call('destinations', { query: { filter: name, kind, sort: 'name', limit: lookupLimit } });
-    const row = page.items.find((r) => r.name === name && r.kind === kind);
+    // A queue's page serves temporary queues too (their names are queue names).
+    const page = await call('destinations', { query: { filter: name, kind: subscription ? kind : '', sort: 'name', limit: lookupLimit } });
+    const row = page.items.find((r) => r.name === name && (r.kind === 'subscription') === subscription);
     missing.hidden = !!row;
     if (!row) {
       missing.textContent = page.total > lookupLimit
