@@ -80,7 +80,7 @@ export function mount(view, route, app) {
       messages),
     el('div', { class: 'pager' }, prev, browseInfo, next, refresh),
   );
-  const depthChart = liveChart(charts, { title: `Depth of ${name}`, series: ['ready', 'unacked'], format: count, key: 'depth' });
+  const depthChart = liveChart(charts, { title: `Depth of ${name}`, series: ['ready', 'unacked'], format: count, key: 'depth', integer: true });
 
   const stats = every(intervalMs, async () => {
     // A queue's page serves temporary queues too (their names are queue names).

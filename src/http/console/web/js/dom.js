@@ -50,6 +50,19 @@ export function bytes(n) {
   return i === 0 ? `${integer.format(v)} B` : `${decimal.format(v)} ${units[i]}`;
 }
 
+// A chart axis: few digits ("954 MiB", "1.2 GiB").
+export function shortBytes(n) {
+  if (typeof n !== 'number') return '';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v >= 100 || i === 0 ? Math.round(v) : Math.round(v * 10) / 10} ${units[i]}`;
+}
+
 export function duration(seconds) {
   if (typeof seconds !== 'number') return '–';
   const s = Math.floor(seconds);

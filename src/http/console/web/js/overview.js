@@ -2,7 +2,7 @@
 // difference of two answers, memory used against its limit.
 import { call } from './api.js';
 import { liveChart } from './chart.js';
-import { bytes, count, duration, el, rate, tile } from './dom.js';
+import { bytes, count, duration, el, rate, shortBytes, tile } from './dom.js';
 import { every } from './poll.js';
 
 export const intervalMs = 2000;
@@ -45,7 +45,7 @@ export function mount(view, route, app) {
   const rates = liveChart(charts, {
     title: 'Messages per second', series: ['published', 'delivered', 'redelivered'], format: rate, key: 'rates',
   });
-  const memory = liveChart(charts, { title: 'Memory', series: ['used', 'limit'], format: bytes, key: 'memory' });
+  const memory = liveChart(charts, { title: 'Memory', series: ['used', 'limit'], format: shortBytes, key: 'memory' });
 
   let previous = null;
   const poll = every(intervalMs, async () => {

@@ -11,7 +11,7 @@ export function serverTable(container, { columns, pageSize = 50, id }) {
   const prev = el('button', { type: 'button', class: 'prev' }, '‹ Previous');
   const next = el('button', { type: 'button', class: 'next' }, 'Next ›');
   const table = el('table', { class: 'grid', id }, el('thead', {}, head), body);
-  container.append(table, el('div', { class: 'pager' }, prev, info, next));
+  container.append(el('div', { class: 'pager' }, prev, info, next), table);
   let onChange = () => {};
   let total = 0;
 
