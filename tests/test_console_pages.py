@@ -18,7 +18,7 @@ from helpers.users import broker_with_users
 from helpers.wait import wait_for
 
 USERS = {"admin": "s3cret", "bob": "bobpw", "app": "apppw"}
-ADMIN = {"Authorization": basic("admin", "s3cret")}
+ADMIN = basic("admin", "s3cret")
 
 
 def api(broker, path):
@@ -160,7 +160,7 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         shown = b.eval("[...document.querySelectorAll('#destinations tbody tr')].map(r => "
                        "[...r.querySelectorAll('td')].slice(0, 3).map(td => td.textContent))")
         assert [row[0] for row in shown] == [d["name"] for d in page["items"]]
-        assert {"console.orders", "console.work", "DLQ.console.work"} <= {row[0] for row in shown}
+        assert {"console.orders", "DLQ.console.work"} <= {row[0] for row in shown}
         assert b.eval("document.querySelector('[data-k=range]').dataset.total") == str(page["total"])
         b.click("#destinations th[data-sort=depth]")
         b.wait("document.getElementById('view').dataset.loaded === 'console.||depth|desc|0'")
@@ -186,8 +186,10 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         b.click("#confirm-yes")
         b.wait("document.getElementById('action-result').textContent.startsWith('Purged')")
         assert b.text("#action-result") == f"Purged {orders['depth']:,} messages from console.orders."
-        assert destination(admin_broker, "console.orders")["depth"] == 0
+        # Empty and without consumers, the queue is gone from the list; the page says so.
+        assert (destination(admin_broker, "console.orders") or {"depth": 0})["depth"] == 0
         b.wait("document.querySelector('[data-k=depth]').dataset.value === '0'")
+        b.wait("!document.getElementById('missing').hidden")
         b.wait("document.getElementById('view').dataset.browsed === '0'")
 
         # --- the dead-letter queue: replay into the queue the letters came from ------------
@@ -201,18 +203,25 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         b.click("#confirm-yes")
         b.wait("document.getElementById('action-result').textContent.startsWith('Moved')")
         assert b.text("#action-result") == "Moved 3 messages to console.work."
-        assert destination(admin_broker, "DLQ.console.work")["depth"] == 0
+        assert (destination(admin_broker, "DLQ.console.work") or {"depth": 0})["depth"] == 0
         assert destination(admin_broker, "console.work")["depth"] == 3
 
         # --- connections: the list as the API has it, close one ----------------------------
         b.click("a[data-page=connections]")
         b.wait("document.querySelector('#connections tbody tr td[data-k=id]')")
-        listed = api(admin_broker, "connections?limit=1000")
-        b.wait(f"document.querySelector('[data-k=range]').dataset.total === '{listed['total']}'", 10)
-        ids = b.eval("[...document.querySelectorAll('#connections td[data-k=id]')].map(td => td.textContent)")
+        # The STOMP and MQTT clients as the API lists them (HTTP ones come and go with each call).
+        def clients(rows):
+            return sorted((str(r["id"]), r["protocol"], r["peer"]) for r in rows if r["protocol"] != "http")
+
+        def shown_clients():
+            rows = b.eval("[...document.querySelectorAll('#connections tbody tr')].map(r => ({id: "
+                          "r.querySelector('[data-k=id]').textContent, protocol: r.querySelector('[data-k=protocol]')"
+                          ".textContent, peer: r.querySelector('[data-k=peer]').textContent}))")
+            return clients(rows)
+        wait_for(lambda: shown_clients() == clients(api(admin_broker, "connections?limit=1000")["items"]), 15,
+                 lambda: f"page {shown_clients()}, API {api(admin_broker, 'connections')}")
         mqtt_rows = api(admin_broker, "connections?filter=mqtt")["items"]
         assert len(mqtt_rows) == 2
-        assert {str(c["id"]) for c in mqtt_rows} <= set(ids)
         shots(b, "connections")
         victim = mqtt_rows[0]["id"]
         b.click(f"#connections button.close[data-id='{victim}']")

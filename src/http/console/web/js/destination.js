@@ -88,9 +88,15 @@ export function mount(view, route, app) {
     const row = page.items.find((r) => r.name === name && (r.kind === 'subscription') === subscription);
     missing.hidden = !!row;
     if (!row) {
-      missing.textContent = page.total > lookupLimit
-        ? `${name} is not among the first ${lookupLimit} names that contain it.`
-        : `There is no ${kind} called ${name} (any more).`;
+      if (page.total > lookupLimit) {
+        missing.textContent = `${name} is not among the first ${lookupLimit} names that contain it.`;
+        return;
+      }
+      // The broker drops an empty queue nobody consumes: for the page it is empty, not an error.
+      missing.textContent = `No ${kind} called ${name} exists now: it holds no messages and has no consumers.`;
+      for (const key of ['depth', 'unacked', 'consumers']) tiles[key].set(0, '0');
+      tiles.bytes.set(0, bytes(0));
+      depthChart.push(Date.now() / 1000, [0, 0]);
       return;
     }
     for (const key of ['depth', 'unacked', 'consumers', 'enqueued']) tiles[key].set(row[key], count(row[key]));
@@ -106,8 +112,11 @@ export function mount(view, route, app) {
     try {
       browsed = await call(`${path}/messages`, { query: { offset: browseOffset, limit: browseLimit } });
     } catch (e) {
-      app.say(`Browse ${name}: ${e.message}`, 'error');
-      return;
+      if (e.status !== 404) {
+        app.say(`Browse ${name}: ${e.message}`, 'error');
+        return;
+      }
+      browsed = [];  // gone: nothing to show
     }
     messages.replaceChildren(...browsed.map((m, i) => el('tr', { dataset: { id: m.id } },
       el('td', { class: 'num' }, String(browseOffset + i + 1)),
