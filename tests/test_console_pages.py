@@ -4,16 +4,13 @@ password, no admin right, then an admin), each page with the figures it shows co
 admin API's, a purge, a dead-letter replay and a connection closed. Screenshots of each page go
 to the test's tmp dir, and to $CARRIER_CONSOLE_SCREENSHOTS (docs/console/) when that is set."""
 
-import os
-import shutil
 import threading
-from pathlib import Path
 
 import pytest
 
 from helpers.http import basic, request
 from helpers.mqtt_clients import mqtt_client  # noqa: F401 (a fixture)
-from helpers.console_browser import ConsoleBrowser
+from helpers.console_browser import ConsoleBrowser, save_screenshot
 from helpers.users import broker_with_users
 from helpers.wait import wait_for
 
@@ -46,17 +43,7 @@ def browser():
 
 @pytest.fixture
 def shots(tmp_path):
-    """save(page_name): a screenshot into tmp_path, copied to $CARRIER_CONSOLE_SCREENSHOTS."""
-    target = os.environ.get("CARRIER_CONSOLE_SCREENSHOTS")
-
-    def save(b, name, full_page=False):
-        path = tmp_path / f"{name}.png"
-        b.screenshot(path, full_page)
-        assert path.stat().st_size > 1000
-        if target:
-            Path(target).mkdir(parents=True, exist_ok=True)
-            shutil.copy(path, Path(target) / path.name)
-    return save
+    return lambda b, name, full_page=False: save_screenshot(b, tmp_path, name, full_page)
 
 
 class Traffic:
@@ -167,7 +154,6 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         deepest = api(admin_broker, "destinations?filter=console.&sort=depth&order=desc&limit=1")["items"][0]
         assert b.text("#destinations tbody tr td[data-k=name]") == deepest["name"]
         assert "order=desc" in b.eval("location.hash")
-        shots(b, "destinations")
 
         # --- a queue: figures, depth chart, browse, purge ----------------------------------
         orders = destination(admin_broker, "console.orders")
@@ -179,7 +165,7 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         b.wait("document.getElementById('view').dataset.browsed === '20'")
         first = b.text("#messages tbody tr td.body pre")
         assert first == "order 0", first
-        shots(b, "queue", full_page=True)
+        shots(b, "queue")
         b.click("#purge")
         b.wait("!document.getElementById('confirm').hidden")
         assert "console.orders" in b.text("#confirm")

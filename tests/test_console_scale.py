@@ -6,7 +6,7 @@ import urllib.parse
 
 import pytest
 
-from helpers.console_browser import ConsoleBrowser
+from helpers.console_browser import ConsoleBrowser, save_screenshot
 from helpers.http import request
 from helpers.raw_stomp import RawStomp, encode_frame
 
@@ -14,7 +14,7 @@ QUEUES = 100_000
 
 
 def make_queues(broker):
-    """bulk.00000 ... bulk.99999 with one message each (bulk.07777 with five), pipelined over
+    """bulk.00000 ... bulk.99999 with one message each (bulk.07777 with six), pipelined over
     one STOMP connection; the receipt of a last SEND says every one before it is in."""
     with RawStomp(broker.port, timeout=30) as s:
         s.send_frame("CONNECT", [("accept-version", "1.2"), ("host", "/")])
@@ -26,7 +26,7 @@ def make_queues(broker):
                 s.send(b"".join(chunk))
                 chunk = []
         s.send(b"".join(chunk))
-        for _ in range(4):
+        for _ in range(4):  # with the one above and the last: six
             s.send_frame("SEND", [("destination", "/queue/bulk.07777")], b"more")
         s.send_frame("SEND", [("destination", "/queue/bulk.07777"), ("receipt", "done")], b"more")
         frame = s.read_frame(timeout=180)
@@ -34,7 +34,7 @@ def make_queues(broker):
 
 
 @pytest.mark.timeout(420)
-def test_destinations_page_with_100k_queues(broker_factory):
+def test_destinations_page_with_100k_queues(broker_factory, tmp_path):
     broker = broker_factory()
     make_queues(broker)
     r = request(broker.http_port, "GET", "/admin/v1/destinations?kind=queue&filter=bulk.&limit=1", timeout=60)
@@ -60,14 +60,15 @@ def test_destinations_page_with_100k_queues(broker_factory):
         assert names == [f"bulk.0424{i}" for i in range(10)]
         assert b.text("[data-k=range]") == "1–10 of 10"
 
-        # Sorting by depth over every queue: the one with five messages comes first.
+        # Sorting by depth over every queue: the one with six messages comes first.
         b.type("#destination-search", "bulk.")
         b.wait("document.getElementById('view').dataset.loaded === 'bulk.||name|asc|0'", 60)
         b.click("#destinations th[data-sort=depth]")
         b.wait("document.getElementById('view').dataset.loaded === 'bulk.||depth|desc|0'", 60)
         assert b.text("#destinations tbody tr td[data-k=name]") == "bulk.07777"
-        assert b.text("#destinations tbody tr td[data-k=depth]") == "5"
+        assert b.text("#destinations tbody tr td[data-k=depth]") == "6"
         assert b.text("[data-k=range]") == "1–50 of 100,000"
+        save_screenshot(b, tmp_path, "destinations")
 
         # Every list call asked for one page, never the whole table.
         calls = [urllib.parse.urlparse(u) for u in b.events()["requests"] if "/admin/v1/destinations" in u]

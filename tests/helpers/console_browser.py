@@ -2,6 +2,7 @@
 (puppeteer-core from tests/browser/package-lock.json), for the web console's tests."""
 
 import json
+import os
 import queue
 import shutil
 import subprocess
@@ -111,3 +112,16 @@ class ConsoleBrowser:
             except (BrokenPipeError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+
+
+def save_screenshot(browser, tmp_path, name, full_page=False):
+    """`name`.png of the page into tmp_path, and into $CARRIER_CONSOLE_SCREENSHOTS when set
+    (docs/console/ keeps the ones docs/console.md shows)."""
+    path = tmp_path / f"{name}.png"
+    browser.screenshot(path, full_page)
+    assert path.stat().st_size > 1000
+    target = os.environ.get("CARRIER_CONSOLE_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+    return path

@@ -19,7 +19,10 @@ export function liveChart(container, { title, series, format = (v) => String(v),
     title,
     width: width(),
     height: 220,
-    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(integer ? 5 : 1, max * 1.1)] } },
+    scales: {
+      // At least a minute across, so the first samples do not stretch the axis over years.
+      x: { time: true, range: (u, min, max) => (max - min < 60 ? [max - 60, max] : [min, max]) },
+      y: { range: (u, min, max) => [0, Math.max(integer ? 5 : 1, max * 1.1)] } },
     axes: [{}, axis],
     series: [{}, ...series.map((label, i) => ({
       label, stroke: palette[i % palette.length], width: 2, value: (u, v) => (v === null ? '–' : format(v)),

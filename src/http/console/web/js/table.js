@@ -2,7 +2,7 @@
 // one page of rows and a pager. Used by the destination and connection lists.
 import { count, el } from './dom.js';
 
-// columns: [{key, label, sort (API sort key or undefined), num, cell(row) -> Node|string}]
+// columns: [{key, label, sort (API sort key or undefined), num, optional, cell(row) -> Node|string}]
 export function serverTable(container, { columns, pageSize = 50, id }) {
   const state = { sort: columns.find((c) => c.sort)?.sort, order: 'asc', offset: 0 };
   const head = el('tr');
@@ -62,8 +62,11 @@ export function serverTable(container, { columns, pageSize = 50, id }) {
         th.classList.toggle('asc', state.sort === c.sort && state.order === 'asc');
         th.classList.toggle('desc', state.sort === c.sort && state.order === 'desc');
       });
+      // An optional column shows only when some row of the page has its field.
+      const shown = columns.map((c) => !c.optional || page.items.some((row) => row[c.key] !== undefined && row[c.key] !== null));
+      headers.forEach((th, i) => { th.hidden = !shown[i]; });
       body.replaceChildren(...page.items.map((row) => el('tr', {},
-        columns.map((c) => el('td', { class: c.num ? 'num' : '', dataset: { k: c.key } }, c.cell(row))))));
+        columns.filter((c, i) => shown[i]).map((c) => el('td', { class: c.num ? 'num' : '', dataset: { k: c.key } }, c.cell(row))))));
       if (page.items.length === 0) {
         body.append(el('tr', {}, el('td', { colspan: columns.length, class: 'empty' }, empty)));
       }
