@@ -83,9 +83,13 @@ export function mount(view, route, app) {
   const depthChart = liveChart(charts, { title: `Depth of ${name}`, series: ['ready', 'unacked'], format: count, key: 'depth', integer: true });
 
   const stats = every(intervalMs, async () => {
-    // A queue's page serves temporary queues too (their names are queue names).
-    const page = await call('destinations', { query: { filter: name, kind: subscription ? kind : '', sort: 'name', limit: lookupLimit } });
-    const row = page.items.find((r) => r.name === name && (r.kind === 'subscription') === subscription);
+    // A queue's page serves temporary queues too (their names are queue names). The list
+    // filters by substring: a short name may share it with many, so a small page first.
+    const lookup = (limit) => call('destinations', { query: { filter: name, kind: subscription ? kind : '', sort: 'name', limit } });
+    const mine = (r) => r.name === name && (r.kind === 'subscription') === subscription;
+    let page = await lookup(50);
+    if (!page.items.some(mine) && page.total > 50) page = await lookup(lookupLimit);
+    const row = page.items.find(mine);
     missing.hidden = !!row;
     if (!row) {
       if (page.total > lookupLimit) {
