@@ -1,7 +1,9 @@
 // Connections: every open connection (GET /admin/v1/connections, paged by the broker) and a
 // Close button (DELETE /admin/v1/connections/{id}: the client gets its protocol's goodbye).
 import { call } from './api.js';
-import { bytes, count, el, time } from './dom.js';
+import { confirmPanel } from './confirm.js';
+import { el } from './dom.js';
+import { bytes, count, time } from './format.js';
 import { every } from './poll.js';
 import { debounce, serverTable } from './table.js';
 
@@ -12,31 +14,18 @@ export function mount(view, route, app) {
     type: 'search', id: 'connection-search', placeholder: 'Peer address or protocol', maxlength: 1000,
     'aria-label': 'Search connections',
   });
-  const confirmBox = el('div', { id: 'confirm', class: 'confirm', hidden: true });
-  const result = el('p', { id: 'action-result', role: 'status' });
-  view.append(el('h1', {}, 'Connections'), el('div', { class: 'controls' }, search), confirmBox, result);
+  const confirm = confirmPanel();
+  view.append(el('h1', {}, 'Connections'), el('div', { class: 'controls' }, search), confirm.box, confirm.result);
 
   let poll = null;
-  const close = (row) => {
-    const yes = el('button', { type: 'button', id: 'confirm-yes', class: 'danger' }, 'Close it');
-    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel');
-    confirmBox.replaceChildren(el('p', {}, `Close connection ${row.id} (${row.protocol}, ${row.peer})?`), yes, no);
-    confirmBox.hidden = false;
-    no.addEventListener('click', () => { confirmBox.hidden = true; });
-    yes.addEventListener('click', async () => {
-      confirmBox.hidden = true;
-      try {
-        await call(`connections/${row.id}`, { method: 'DELETE' });
-        result.textContent = `Connection ${row.id} closed.`;
-        result.className = 'ok';
-      } catch (e) {
-        result.textContent = `Connection ${row.id}: ${e.message}`;
-        result.className = 'error';
-      }
-      poll.now();
-    });
-    yes.focus();
-  };
+  const close = (row) => confirm.ask(`Close connection ${row.id} (${row.protocol}, ${row.peer})?`, 'Close it', async () => {
+    try {
+      await call(`connections/${row.id}`, { method: 'DELETE' });
+    } catch (e) {
+      throw new Error(`Connection ${row.id}: ${e.message}`);
+    }
+    return `Connection ${row.id} closed.`;
+  }, () => poll.now());
 
   // Fields a newer broker adds (client id, user, ...) show when the answer has them.
   const optional = (key) => (r) => (r[key] === undefined || r[key] === null ? '' : String(r[key]));

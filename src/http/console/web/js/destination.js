@@ -3,7 +3,9 @@
 // consumes nothing), purge, and move (a dead-letter queue's replay) or copy to another queue.
 import { call, enc } from './api.js';
 import { liveChart } from './chart.js';
-import { bytes, count, el, tile, time } from './dom.js';
+import { confirmPanel } from './confirm.js';
+import { el, tile } from './dom.js';
+import { bytes, count, time } from './format.js';
 import { every } from './poll.js';
 
 export const intervalMs = 2000;
@@ -41,7 +43,6 @@ export function mount(view, route, app) {
   }
   const charts = el('div', { class: 'charts single' });
   const missing = el('p', { class: 'empty', hidden: true, id: 'missing' });
-  const result = el('p', { id: 'action-result', role: 'status' });
 
   // Purge and move, each confirmed in the page before it runs.
   const purgeSelector = el('input', { id: 'purge-selector', placeholder: "selector, e.g. dlq-reason = 'expired' (empty: all)", maxlength: 4000 });
@@ -50,7 +51,7 @@ export function mount(view, route, app) {
   const moveSelector = el('input', { id: 'move-selector', placeholder: 'selector (empty: all)', maxlength: 4000 });
   const moveCopy = el('input', { type: 'checkbox', id: 'move-copy' });
   const moveButton = el('button', { type: 'button', id: 'move' }, name.startsWith('DLQ.') ? 'Replay…' : 'Move…');
-  const confirmBox = el('div', { id: 'confirm', class: 'confirm', hidden: true });
+  const confirm = confirmPanel();
 
   const messages = el('tbody');
   const browseInfo = el('span', { class: 'pager-info', dataset: { k: 'browse-range' } });
@@ -71,7 +72,7 @@ export function mount(view, route, app) {
         el('label', {}, 'Selector', moveSelector),
         el('label', { class: 'inline' }, moveCopy, 'copy, keep the originals'),
         moveButton)),
-    confirmBox, result,
+    confirm.box, confirm.result,
     el('h2', {}, 'Messages'),
     el('p', { class: 'hint' }, 'Browsing consumes nothing: ready messages first, then those a consumer holds.'),
     el('table', { class: 'grid messages', id: 'messages' },
@@ -146,51 +147,34 @@ export function mount(view, route, app) {
   refresh.addEventListener('click', browse);
   browse();
 
-  const confirm = (text, action) => {
-    const yes = el('button', { type: 'button', id: 'confirm-yes', class: 'danger' }, 'Yes, do it');
-    const no = el('button', { type: 'button', id: 'confirm-no' }, 'Cancel');
-    confirmBox.replaceChildren(el('p', {}, text), yes, no);
-    confirmBox.hidden = false;
-    no.addEventListener('click', () => { confirmBox.hidden = true; });
-    yes.addEventListener('click', async () => {
-      confirmBox.hidden = true;
-      try {
-        result.textContent = await action();
-        result.className = 'ok';
-      } catch (e) {
-        result.textContent = e.message;
-        result.className = 'error';
-      }
-      browseOffset = 0;
-      stats.now();
-      browse();
-    });
-    yes.focus();
+  const afterwards = () => {
+    browseOffset = 0;
+    stats.now();
+    browse();
   };
 
   purgeButton.addEventListener('click', () => {
     const selector = purgeSelector.value.trim();
-    confirm(selector ? `Delete the ready messages of ${name} that match ${selector}?` : `Delete every ready message of ${name}?`,
-      async () => {
+    confirm.ask(selector ? `Delete the ready messages of ${name} that match ${selector}?` : `Delete every ready message of ${name}?`,
+      'Yes, purge', async () => {
         const r = await call(`${path}/messages`, { method: 'DELETE', query: { selector } });
         return `Purged ${count(r.purged)} message${r.purged === 1 ? '' : 's'} from ${name}.`;
-      });
+      }, afterwards);
   });
   moveButton.addEventListener('click', () => {
     const to = moveTo.value.trim();
     if (!to) {
-      result.textContent = 'Name the queue to move the messages to.';
-      result.className = 'error';
+      confirm.say('Name the queue to move the messages to.', 'error');
       return;
     }
     const selector = moveSelector.value.trim();
     const copy = moveCopy.checked;
-    confirm(`${copy ? 'Copy' : 'Move'} the ready messages of ${name}${selector ? ` that match ${selector}` : ''} to ${to}?`,
-      async () => {
+    confirm.ask(`${copy ? 'Copy' : 'Move'} the ready messages of ${name}${selector ? ` that match ${selector}` : ''} to ${to}?`,
+      copy ? 'Yes, copy' : 'Yes, move', async () => {
         const r = await call(`${path}/move`, { method: 'POST', query: { to, selector, copy: copy ? 'true' : '' } });
         const n = copy ? r.copied : r.moved;
         return `${copy ? 'Copied' : 'Moved'} ${count(n)} message${n === 1 ? '' : 's'} to ${to}.`;
-      });
+      }, afterwards);
   });
 
   return () => {

@@ -2,7 +2,8 @@
 // paged by the broker (GET /admin/v1/destinations), so 100,000 queues cost one page of rows.
 // The search and sort are kept in the address (#/destinations?filter=...) for links and reloads.
 import { call } from './api.js';
-import { bytes, count, el } from './dom.js';
+import { el } from './dom.js';
+import { bytes, count } from './format.js';
 import { every } from './poll.js';
 import { debounce, serverTable } from './table.js';
 

@@ -2,7 +2,8 @@
 // difference of two answers, memory used against its limit.
 import { call } from './api.js';
 import { liveChart } from './chart.js';
-import { bytes, count, duration, el, rate, shortBytes, tile } from './dom.js';
+import { el, tile } from './dom.js';
+import { bytes, count, duration, rate, shortBytes } from './format.js';
 import { every } from './poll.js';
 
 export const intervalMs = 2000;

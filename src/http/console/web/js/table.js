@@ -1,6 +1,7 @@
 // A server-side table: the API filters, sorts and cuts the page (offset/limit), the page shows
 // one page of rows and a pager. Used by the destination and connection lists.
-import { count, el } from './dom.js';
+import { el } from './dom.js';
+import { count } from './format.js';
 
 // columns: [{key, label, sort (API sort key or undefined), num, optional, cell(row) -> Node|string}]
 export function serverTable(container, { columns, pageSize = 50, id }) {
