@@ -20,8 +20,7 @@ export function liveChart(container, { title, series, format = (v) => String(v),
     width: width(),
     height: 220,
     scales: {
-      // At least a minute across, so the first samples do not stretch the axis over years.
-      x: { time: true, range: (u, min, max) => (max - min < 60 ? [max - 60, max] : [min, max]) },
+      x: { time: true },
       y: { range: (u, min, max) => [0, Math.max(integer ? 5 : 1, max * 1.1)] } },
     axes: [{}, axis],
     series: [{}, ...series.map((label, i) => ({
@@ -40,7 +39,14 @@ export function liveChart(container, { title, series, format = (v) => String(v),
       values.forEach((v, i) => data[i + 1].push(v));
       if (data[0].length > points) data.forEach((column) => column.shift());
       plot.setData(data);
+      // At least 20 s across: one sample alone would stretch the time axis over years.
+      const first = data[0][0];
+      if (seconds - first < 20) plot.setScale('x', { min: seconds - 20, max: seconds });
       box.dataset.samples = String(data[0].length);
+    },
+    // Hides or shows series `i` (in the order of `series`) and its legend entry.
+    show(i, visible) {
+      if (plot.series[i + 1].show !== visible) plot.setSeries(i + 1, { show: visible });
     },
     destroy() {
       observer.disconnect();

@@ -56,7 +56,7 @@ export function mount(view, route, app) {
     tiles.uptime_seconds.set(o.uptime_seconds, duration(o.uptime_seconds));
     tiles.shards.set(o.shards, count(o.shards));
     tiles.ready.set(o.ready, o.ready ? 'yes' : `no: ${(o.not_ready_because || []).join(', ')}`);
-    tiles.store.set(o.store.kind, `${o.store.kind}${o.store.healthy ? '' : ' (failing)'} · ${rate(o.store.commit_ms_mean)} ms`);
+    tiles.store.set(o.store.kind, `${o.store.kind}${o.store.healthy ? '' : ' (failing)'}, commit ${rate(o.store.commit_ms_mean)} ms`);
     const limit = o.memory.limit_bytes;
     tiles['memory.used_bytes'].set(o.memory.used_bytes,
       limit ? `${bytes(o.memory.used_bytes)} of ${bytes(limit)}` : bytes(o.memory.used_bytes));
@@ -78,6 +78,7 @@ export function mount(view, route, app) {
       rates.push(Date.now() / 1000, [per('published'), per('delivered'), per('redelivered')]);
     }
     previous = sample;
+    memory.show(1, !!limit);  // no [core] memory_limit_bytes: nothing to draw
     memory.push(Date.now() / 1000, [o.memory.used_bytes, limit || null]);
     listeners.replaceChildren(...o.listeners.map((l) => el('tr', {},
       el('td', {}, l.protocol), el('td', {}, l.address), el('td', { class: 'num' }, String(l.port)))));
