@@ -6,13 +6,14 @@ back; chromium saves a screenshot of the page into the test's tmp dir."""
 import functools
 import http.server
 import json
-import shutil
 import subprocess
 import threading
 import uuid
 from pathlib import Path
 
 import pytest
+
+from helpers import console_browser
 
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 EXPECTED = {"stomp": "stomp.js to itself", "mqtt": "mqtt.js to itself",
@@ -22,15 +23,7 @@ EXPECTED = {"stomp": "stomp.js to itself", "mqtt": "mqtt.js to itself",
 @pytest.fixture(scope="module")
 def npm_project():
     """tests/browser/node_modules as package-lock.json says: `npm ci` when the lock changed."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not installed")
-    lock = (BROWSER_DIR / "package-lock.json").read_bytes()
-    stamp = BROWSER_DIR / "node_modules" / ".carrier-installed-lock"
-    if not stamp.exists() or stamp.read_bytes() != lock:
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BROWSER_DIR, check=True,
-                       capture_output=True, timeout=300)
-        stamp.write_bytes(lock)
-    return BROWSER_DIR
+    return console_browser.npm_project()
 
 
 @pytest.fixture

@@ -149,6 +149,10 @@ void Session::route() {
     handle_events(*destination, *params);
     return;
   }
+  if (is_console_path(target.path)) {
+    handle_console(target.path);
+    return;
+  }
   if (!parts.empty() && (parts[0] == "healthz" || parts[0] == "readyz" || parts[0] == "metrics" || parts[0] == "admin")) {
     route_operations(parts, target.query);
     return;

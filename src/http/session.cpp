@@ -208,8 +208,10 @@ void Session::handle() {
     problem(501, "Transfer-Encoding other than chunked is not supported");
     return;
   }
-  // An orchestrator's probes carry no credentials (docs/admin.md).
-  if (!authenticator_.has_users() || is_health_probe(codec::split_target(view(req.target())).path)) {
+  // An orchestrator's probes carry no credentials (docs/admin.md), nor does a browser loading
+  // the console's login page (docs/console.md).
+  const auto path = codec::split_target(view(req.target())).path;
+  if (!authenticator_.has_users() || is_health_probe(path) || is_console_path(path)) {
     route();
     return;
   }
@@ -292,11 +294,11 @@ void Session::respond(int status, std::string_view content_type, std::string_vie
   const bool head = current_ && current_->method() == bhttp::verb::head;
   fmt::format_to(std::back_inserter(o), "HTTP/1.1 {} {}\r\n", status, codec::reason_phrase(status));
   if (!content_type.empty()) fmt::format_to(std::back_inserter(o), "Content-Type: {}\r\n", content_type);
-  if (status != 204) fmt::format_to(std::back_inserter(o), "Content-Length: {}\r\n", body.size());
+  if (status != 204 && status != 304) fmt::format_to(std::back_inserter(o), "Content-Length: {}\r\n", body.size());
   o.append(extra_headers);
   if (close) o.append("Connection: close\r\n");
   o.append("\r\n");
-  if (status != 204 && !head) o.append(body);
+  if (status != 204 && status != 304 && !head) o.append(body);
   flush();
   if (close) close_after_flush();
   finish_request();

@@ -133,6 +133,9 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   static bool is_health_probe(std::string_view path);
   void route_operations(const std::vector<std::string_view>& parts, std::string_view query);
   void route_admin_api(admin::Service& service, const std::vector<std::string_view>& parts, std::string_view query);
+  // GET /console/...: the web console's embedded files, served without credentials (console/handle_console.cpp).
+  static bool is_console_path(std::string_view path);
+  void handle_console(std::string_view path);
   // Answers the current request from a later callback (a collection across shards): does
   // nothing if the connection or that request is gone by then. A status >= 400 sends `body` as
   // a problem's detail.
