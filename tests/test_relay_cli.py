@@ -110,7 +110,8 @@ def test_a_group_scopes_the_pipes_created_after_joining(broker):
     assert ok(joined).strip() == f"joined {gid}"
     peer = peer_of(joined)
     pipe_line = ok(relay(broker, "create", "pipe", "inbox", "--peer", peer)).split()
-    assert pipe_line[1] == f"{group}.inbox", pipe_line
+    # The pipe is the queue <group>.inbox: its id carries that name.
+    assert pipe_line[1] == "inbox" and bytes.fromhex(pipe_line[2][14:-2]) == f"Q{group}.inbox".encode(), pipe_line
     bad = relay(broker, "join", "urn:jxta:uuid-00")
     assert bad.returncode == 1 and "not a group id" in bad.stderr, bad.stderr
 
