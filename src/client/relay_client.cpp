@@ -77,6 +77,15 @@ Result<RelayClient::Http> RelayClient::exchange(bool post, const std::string& ta
   bhttp::response<bhttp::string_body> res;
   beast::flat_buffer buffer;
   boost::system::error_code failure;
+  bool finished = false;
+  const bool long_poll = post && wait_ms > 0;
+  if (long_poll) {
+    // A request made meanwhile cuts the wait short (interrupt_); one made just before is sent
+    // at once instead.
+    std::lock_guard lock(mu_);
+    if (!outgoing_.empty() || stopping_) return Http{};
+    interrupt_ = [&io] { io.stop(); };
+  }
   stream.expires_after(options_.timeout + std::chrono::milliseconds(wait_ms));
   net::tcp::resolver resolver(io);
   resolver.async_resolve(options_.host, std::to_string(options_.port), [&](auto ec, auto results) {
@@ -87,11 +96,17 @@ Result<RelayClient::Http> RelayClient::exchange(bool post, const std::string& ta
         if (ec) return void(failure = ec);
         bhttp::async_read(stream, buffer, res, [&](auto ec, std::size_t) {
           if (ec) failure = ec;
+          finished = true;
         });
       });
     });
   });
   io.run();
+  if (long_poll) {
+    std::lock_guard lock(mu_);
+    interrupt_ = nullptr;
+  }
+  if (!finished && !failure) return Http{};  // interrupted: an answer dropped here comes again (Carrier-Relay-Ack)
   if (failure) {
     return unexpected(failure == beast::error::timeout ? Errc::timed_out : Errc::io_error,
                       "relay at " + options_.host + ":" + std::to_string(options_.port) + ": " + failure.message());
@@ -161,6 +176,7 @@ void RelayClient::ask(std::string kind, std::vector<std::pair<std::string, std::
   for (auto& [name, value] : fields) m.add("proxy", std::move(name), std::move(value));
   for (auto& e : extra) m.elements.push_back(std::move(e));
   outgoing_.push_back(std::move(m));
+  if (interrupt_) interrupt_();
   cv_.notify_all();
 }
 
@@ -269,6 +285,7 @@ void RelayClient::run() {
       continue;
     }
     retry_delay = std::chrono::milliseconds(100);
+    if (r->status == 0) continue;  // a long poll cut short for a request
     if (r->status != 200) {
       if (r->status == 429) {
         correlator_.fail_post(post, http_error(r->status, r->reason));
@@ -308,6 +325,7 @@ void RelayClient::close() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    if (interrupt_) interrupt_();
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();

@@ -80,7 +80,7 @@ class RelayClient {
 
  private:
   struct Http {
-    int status = 0;
+    int status = 0;  // 0: a long poll cut short (a request to send, or close())
     std::string body;
     std::string batch;  // Carrier-Relay-Batch
     std::string reason; // a problem's detail
@@ -108,6 +108,7 @@ class RelayClient {
   bool listening_ = false;                           // under mu_: a listen succeeded
   bool stopping_ = false;
   std::optional<Error> failed_;                      // under mu_: what ended the client
+  std::function<void()> interrupt_;                  // under mu_: ends the long poll under way
   std::uint64_t last_batch_ = 0;                     // poll thread
   std::uint64_t posts_ = 0;                          // poll thread
   std::thread thread_;
