@@ -15,6 +15,9 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
+// exchange()'s wait for the POST that only acknowledges (Carrier-Relay-Max: 0).
+constexpr std::uint32_t kAckOnly = UINT32_MAX;
+
 // The relay address a peer names in its targets (Listing 2): the service and the seed's
 // net group; Carrier reads only that it is there.
 constexpr std::string_view kEndpoint = "EndpointService:jxta-NetGroup/uuid-DEADBEEFDEAFBABAFEEDBABE0000000F05";
@@ -69,7 +72,7 @@ Result<RelayClient::Http> RelayClient::exchange(bool post, const std::string& ta
   }
   if (post) {
     req.set(bhttp::field::content_type, std::string(relay::codec::kMediaType));
-    req.set("Carrier-Relay-Max", std::to_string(options_.max_messages));
+    req.set("Carrier-Relay-Max", std::to_string(wait_ms == kAckOnly ? 0 : options_.max_messages));
     req.set("Carrier-Relay-Ack", std::to_string(last_batch_));
     req.body() = body;
   }
@@ -78,7 +81,8 @@ Result<RelayClient::Http> RelayClient::exchange(bool post, const std::string& ta
   beast::flat_buffer buffer;
   boost::system::error_code failure;
   bool finished = false;
-  const bool long_poll = post && wait_ms > 0;
+  const bool long_poll = post && wait_ms > 0 && wait_ms != kAckOnly;
+  if (wait_ms == kAckOnly) wait_ms = 0;
   if (long_poll) {
     // A request made meanwhile cuts the wait short (interrupt_); one made just before is sent
     // at once instead.
@@ -228,6 +232,7 @@ Result<RelayResponse> RelayClient::poll(std::chrono::milliseconds timeout) {
   if (!inbox_.empty()) {
     auto m = std::move(inbox_.front());
     inbox_.pop_front();
+    if (inbox_.empty()) cv_.notify_all();  // the poll thread fetches more
     return m;
   }
   if (failed_) return unexpected(*failed_);
@@ -258,8 +263,11 @@ void RelayClient::run() {
     // Polls while there are requests to send, answers still to come or pipes listened to;
     // else sleeps until a request is made.
     correlator_.expire(RelayCorrelator::Clock::now());
-    if (outgoing_.empty() && !listening_ && correlator_.empty()) {
-      cv_.wait(lock, [&] { return stopping_ || !outgoing_.empty() || listening_; });
+    // Pipe messages are fetched only once poll() took those already here: the next POST
+    // acknowledges them at the relay, and the inbox stays bounded.
+    const bool collect = listening_ && inbox_.empty();
+    if (outgoing_.empty() && !collect && correlator_.empty()) {
+      cv_.wait(lock, [&] { return stopping_ || !outgoing_.empty() || (listening_ && inbox_.empty()); });
       continue;
     }
     std::string body;
@@ -294,6 +302,7 @@ void RelayClient::run() {
       stop_with(http_error(r->status, r->reason));  // 404: the lease ran out; 403: not ours
       break;
     }
+    acked_batch_ = last_batch_;  // this POST named it
     if (!r->batch.empty()) std::from_chars(r->batch.data(), r->batch.data() + r->batch.size(), last_batch_);
     auto decoded = relay::codec::decode_all(r->body, {});
     if (!decoded) {
@@ -319,6 +328,12 @@ void RelayClient::run() {
   }
   correlator_.fail_all(failed_ ? *failed_ : Error{Errc::shutting_down, "the relay client was closed"});
   cv_.notify_all();
+  // Leaving with every pipe message taken by poll(): acknowledges the last answer, so that the
+  // peer's next run does not get it again. What is still in the inbox is not acknowledged.
+  if (!failed_ && inbox_.empty() && last_batch_ > acked_batch_) {
+    lock.unlock();
+    (void)exchange(true, "/" + peer_ + "?0,-1," + relay_address_, {}, kAckOnly);
+  }
 }
 
 void RelayClient::close() {

@@ -109,7 +109,8 @@ class RelayClient {
   bool stopping_ = false;
   std::optional<Error> failed_;                      // under mu_: what ended the client
   std::function<void()> interrupt_;                  // under mu_: ends the long poll under way
-  std::uint64_t last_batch_ = 0;                     // poll thread
+  std::uint64_t last_batch_ = 0;                     // poll thread: the last answer batch received
+  std::uint64_t acked_batch_ = 0;                    // poll thread: the last one a POST named
   std::uint64_t posts_ = 0;                          // poll thread
   std::thread thread_;
 };

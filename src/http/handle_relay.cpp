@@ -30,8 +30,8 @@ void Session::handle_relay(std::string_view path, std::string_view query) {
   relay::RelayCall call{std::move(*target), std::move(current_->body()), 1, user_, std::nullopt};
   if (const auto max = view((*current_)["Carrier-Relay-Max"]); !max.empty()) {
     auto [end, ec] = std::from_chars(max.data(), max.data() + max.size(), call.max);
-    if (ec != std::errc() || end != max.data() + max.size() || call.max == 0) {
-      problem(400, "Carrier-Relay-Max is a number of messages, at least 1");
+    if (ec != std::errc() || end != max.data() + max.size()) {
+      problem(400, "Carrier-Relay-Max is a number of messages (0: acknowledge only)");
       return;
     }
   }

@@ -265,6 +265,11 @@ void Gateway::poll(const RelayCall& call, std::vector<codec::Message> requests, 
     peer = find(id);
     if (peer == nullptr) return;  // cannot happen: requests do not end the lease
   }
+  if (max == 0) {
+    // Carrier-Relay-Max: 0 only acknowledges (a Carrier-aware client leaving): nothing handed out.
+    reply(RelayAnswer{200, {}, {}});
+    return;
+  }
   const std::uint64_t wait_ms = std::min<std::uint64_t>(target.wait_ms, options.max_poll_wait_ms);
   peer->waiting = WaitingPoll{std::move(reply), std::max<std::uint32_t>(1, std::min(max, options.max_poll_messages)), seq,
                               wait_ms == 0};
