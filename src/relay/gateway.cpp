@@ -74,6 +74,9 @@ Gateway::Peer* Gateway::find(const std::string& id) {
 Gateway::Peer* Gateway::add_peer(const std::string& id, const std::string& user) {
   auto p = std::make_unique<Peer>(id, user, service_.authenticator().access(), shard_);
   Peer* peer = p.get();
+  // Answer batches numbered from the clock: a client's Carrier-Relay-Ack from before a restart
+  // names a smaller number than any batch handed out after it.
+  peer->batch_seq = static_cast<std::uint64_t>(std::max<std::int64_t>(broker_.now_ms(), 0)) * 1000;
   peers_.emplace(id, std::move(p));
   return peer;
 }
