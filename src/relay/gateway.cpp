@@ -61,18 +61,18 @@ Gateway::Gateway(RelayService& service, model::ShardId shard, std::size_t max_pe
       max_peers_(max_peers),
       random_(std::random_device{}()) {}
 
-Gateway::Peer::Peer(std::string peer, std::string owner, const auth::AccessControl& access, model::ShardId shard)
-    : id(std::move(peer)), user(std::move(owner)), permissions(access, shard) {
-  permissions.set_identity(user, "");
-}
-
 Gateway::Peer* Gateway::find(const std::string& id) {
   auto it = peers_.find(id);
   return it == peers_.end() ? nullptr : it->second.get();
 }
 
 Gateway::Peer* Gateway::add_peer(const std::string& id, const std::string& user) {
-  auto p = std::make_unique<Peer>(id, user, service_.authenticator().access(), shard_);
+  auto& acl = permissions_[user];
+  if (!acl) {
+    acl = std::make_unique<auth::Permissions>(service_.authenticator().access(), shard_);
+    acl->set_identity(user, "");
+  }
+  auto p = std::make_unique<Peer>(id, user, *acl);
   Peer* peer = p.get();
   // Answer batches numbered from the clock: a client's Carrier-Relay-Ack from before a restart
   // names a smaller number than any batch handed out after it.
@@ -84,7 +84,7 @@ Gateway::Peer* Gateway::add_peer(const std::string& id, const std::string& user)
 // --- the ACL -----------------------------------------------------------------------------------
 
 bool Gateway::may(Peer& peer, auth::Right right, const model::Destination& destination) {
-  return peer.permissions.allows(right, destination);
+  return peer.permissions->allows(right, destination);
 }
 
 bool Gateway::may_use_group(Peer& peer, const std::string& group) {
@@ -92,7 +92,7 @@ bool Gateway::may_use_group(Peer& peer, const std::string& group) {
   const std::string all = group + ".>";
   for (auto kind : {auth::AclKind::queue, auth::AclKind::topic}) {
     for (auto right : {auth::Right::read, auth::Right::write}) {
-      if (peer.permissions.allows(right, kind, all)) return true;
+      if (peer.permissions->allows(right, kind, all)) return true;
     }
   }
   return false;

@@ -65,10 +65,11 @@ class Gateway : public std::enable_shared_from_this<Gateway> {
     bool until_answered = false;  // waits only for its own requests' responses
   };
   struct Peer {
-    Peer(std::string peer, std::string owner, const auth::AccessControl& access, model::ShardId shard);
+    Peer(std::string peer, std::string owner, auth::Permissions& acl)
+        : id(std::move(peer)), user(std::move(owner)), permissions(&acl) {}
     std::string id;
     std::string user;  // who connected it (empty: anonymous); only they may use it
-    auth::Permissions permissions;  // the ACL as it applies to `user`
+    auth::Permissions* permissions;  // the ACL as it applies to `user` (permissions_)
     std::string relay_address;
     std::int64_t lease_ms = 0;
     std::int64_t expires_ms = 0;
@@ -137,6 +138,9 @@ class Gateway : public std::enable_shared_from_this<Gateway> {
   core::Broker& broker_;
   std::size_t max_peers_;
   std::unordered_map<std::string, std::unique_ptr<Peer>> peers_;
+  // One ACL view per user (not per peer: its answer cache is bounded per view, and users are
+  // as many as the users file holds).
+  std::unordered_map<std::string, std::unique_ptr<auth::Permissions>> permissions_;
   std::mt19937_64 random_;
 };
 

@@ -66,9 +66,14 @@ void Gateway::restore(GatewayRecovered recovered) {
   const std::int64_t now = broker_.now_ms();
   std::vector<core::StateRecord> removals;
   for (auto& [rec, id] : recovered.peers) {
-    if (rec.expires_ms <= now || find(rec.peer) != nullptr || peers_.size() >= max_peers_) {
+    if (find(rec.peer) != nullptr) {  // recorded twice: RelayService::start keeps the newest only
+      removals.push_back(removal(kPeersQueue, id));
+      continue;
+    }
+    if (rec.expires_ms <= now || peers_.size() >= max_peers_) {
       // Its lease ran out while the broker was down: forgotten, its mail with it.
-      log()->info("relay peer {}: lease ended while the broker was down, forgotten", rec.peer.substr(0, 80));
+      log()->info("relay peer {}: {}, forgotten", rec.peer.substr(0, 80),
+                  rec.expires_ms <= now ? "lease ended while the broker was down" : "past relay.max_peers");
       removals.push_back(removal(kPeersQueue, id));
       continue;
     }
