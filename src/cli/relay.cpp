@@ -140,7 +140,8 @@ int run_create(const RelayArgs& a) {
   auto s = open(a, "create");
   if (!s.client) return s.exit;
   const bool group = a.kind == "group";
-  auto f = s.client->create(group ? "GROUP" : "PIPE", a.name, group ? "" : (a.propagate ? "JxtaPropagate" : "JxtaUnicast"));
+  const std::string arg = group ? "" : (a.propagate ? "JxtaPropagate" : "JxtaUnicast");
+  auto f = s.client->create(group ? "GROUP" : "PIPE", a.name, arg);
   auto r = wait(f, a);
   if (!r) return fail("create", r.error().detail);
   print_entry(*r);

@@ -236,6 +236,9 @@ Result<RelayResponse> RelayClient::poll(std::chrono::milliseconds timeout) {
     return m;
   }
   if (failed_) return unexpected(*failed_);
+  if (unreachable_) {
+    return unexpected(Errc::timed_out, "no pipe message came; the relay is not answering: " + unreachable_->detail);
+  }
   return unexpected(Errc::timed_out, "no pipe message came");
 }
 
@@ -288,11 +291,13 @@ void RelayClient::run() {
       // The answer never came: its requests may have run; pipe messages come again (the ack
       // names the last batch that did arrive). Tries again after a pause that grows.
       correlator_.fail_post(post, r.error());
+      unreachable_ = r.error();
       cv_.wait_for(lock, retry_delay, [&] { return stopping_; });
       retry_delay = std::min(retry_delay * 2, std::chrono::milliseconds(5000));
       continue;
     }
     retry_delay = std::chrono::milliseconds(100);
+    unreachable_.reset();
     if (r->status == 0) continue;  // a long poll cut short for a request
     if (r->status != 200) {
       if (r->status == 429) {

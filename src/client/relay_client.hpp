@@ -108,6 +108,7 @@ class RelayClient {
   bool listening_ = false;                           // under mu_: a listen succeeded
   bool stopping_ = false;
   std::optional<Error> failed_;                      // under mu_: what ended the client
+  std::optional<Error> unreachable_;                 // under mu_: the last POST failed (retrying)
   std::function<void()> interrupt_;                  // under mu_: ends the long poll under way
   std::uint64_t last_batch_ = 0;                     // poll thread: the last answer batch received
   std::uint64_t acked_batch_ = 0;                    // poll thread: the last one a POST named

@@ -422,7 +422,8 @@ void Gateway::search(Peer& peer, const codec::Message& request, const std::strin
   std::string attr = field(request, "attr");
   std::string value = field(request, "value");
   // The seed's demos spell it "Name".
-  std::transform(attr.begin(), attr.end(), attr.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(attr.begin(), attr.end(), attr.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (attr.empty()) attr = "name";
   if (value.empty()) value = "*";
   if (type != "PIPE" && type != "GROUP") {
@@ -553,7 +554,9 @@ void Gateway::send(Peer& peer, const codec::Message& request, const std::string&
   if (auto st = broker_.check_destination(*destination, false); !st) {
     return respond_error(peer, request_id, st.error().detail);
   }
-  if (!may(peer, auth::Right::write, *destination)) return respond_error(peer, request_id, denied(peer, "send to", *destination));
+  if (!may(peer, auth::Right::write, *destination)) {
+    return respond_error(peer, request_id, denied(peer, "send to", *destination));
+  }
   auto m = std::make_shared<model::Message>();
   m->id = broker_.next_message_id();
   m->destination = *destination;

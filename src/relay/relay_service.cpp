@@ -82,7 +82,8 @@ void RelayService::start(model::ShardId shard) {
       stale.push_back({std::string(kPeersQueue), nullptr, peers[i].second});
     }
   }
-  std::stable_sort(mine->mail.begin(), mine->mail.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::stable_sort(mine->mail.begin(), mine->mail.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
   kept.listens = std::move(mine->listens);
   kept.mail = std::move(mine->mail);
   mine.reset();
