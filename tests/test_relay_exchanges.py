@@ -70,6 +70,23 @@ def test_create_answer_is_listing_11_byte_for_byte(broker):
                              ("jxta", "EndpointSourceAddress", peer.base)])
 
 
+def test_search_answer_is_listing_9_byte_for_byte(broker):
+    """docs/relay.md shows these bytes: the seed's search for myPeerGroup (Listing 8) and
+    Carrier's answer, whose group id is the seed's own."""
+    peer = Peer(broker.http_port)
+    assert peer.call("create", [("type", "GROUP"), ("name", "myPeerGroup")]).get("response") == "success"
+    r = request(broker.http_port, "POST", f"/{peer.id}?0,-1,{peer.base}", headers={"Content-Type": MEDIA_TYPE},
+                body=encode([("proxy", "request", "search"), ("proxy", "type", "GROUP"), ("proxy", "attr", "name"),
+                             ("proxy", "value", "myPeerGroup"), ("proxy", "threshold", "1"),
+                             ("proxy", "requestId", "3")]))
+    assert r.status == 200
+    assert r.body == encode([("proxy", "response", "result"), ("proxy", "requestId", "3"),
+                             ("proxy", "type", "GROUP"), ("proxy", "name", "myPeerGroup"),
+                             ("proxy", "id", "urn:jxta:uuid-476D795065657247726F757002"),
+                             ("jxta", "EndpointDestinationAddress", "jxta://" + peer.id),
+                             ("jxta", "EndpointSourceAddress", peer.base)])
+
+
 def test_pid_connect_create_listen_search_send_poll(broker):
     port = broker.http_port
     r = request(port, "GET", "/unknown-unknown?0,-1,http://127.0.0.1:%d/EndpointService:jxta-NetGroup/"

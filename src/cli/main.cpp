@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/federation.hpp"
 #include "cli/passwd.hpp"
+#include "cli/relay.hpp"
 #include "cli/serve.hpp"
 #include "cli/token.hpp"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_token_command(app);
   carrier::cli::add_admin_command(app);
   carrier::cli::add_federation_command(app);
+  carrier::cli::add_relay_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,13 +27,24 @@ void Session::handle_relay(std::string_view path, std::string_view query) {
     problem(405, fmt::format("{} is not allowed here", view(current_->method_string())), "Allow: GET, POST\r\n");
     return;
   }
-  relay::RelayCall call{std::move(*target), std::move(current_->body()), 1};
+  relay::RelayCall call{std::move(*target), std::move(current_->body()), 1, user_, std::nullopt};
   if (const auto max = view((*current_)["Carrier-Relay-Max"]); !max.empty()) {
     auto [end, ec] = std::from_chars(max.data(), max.data() + max.size(), call.max);
-    if (ec != std::errc() || end != max.data() + max.size() || call.max == 0) {
-      problem(400, "Carrier-Relay-Max is a number of messages, at least 1");
+    if (ec != std::errc() || end != max.data() + max.size()) {
+      problem(400, "Carrier-Relay-Max is a number of messages (0: acknowledge only)");
       return;
     }
+  }
+  // A Carrier-aware peer names the last answer batch it received (Carrier-Relay-Batch of that
+  // answer, 0 for none): what later answers carried is handed out again (docs/relay.md).
+  if (const auto ack = view((*current_)["Carrier-Relay-Ack"]); !ack.empty()) {
+    std::uint64_t received = 0;
+    auto [end, ec] = std::from_chars(ack.data(), ack.data() + ack.size(), received);
+    if (ec != std::errc() || end != ack.data() + ack.size()) {
+      problem(400, "Carrier-Relay-Ack is the number of the last answer batch received (0 for none)");
+      return;
+    }
+    call.received = received;
   }
   const std::uint64_t seq = request_seq_;
   auto weak = std::weak_ptr<Session>(shared_from_this());
@@ -41,7 +52,8 @@ void Session::handle_relay(std::string_view path, std::string_view query) {
     auto self = weak.lock();
     if (!self || self->is_closing() || seq != self->request_seq_) return;
     if (answer.status == 200) {
-      self->respond(200, relay::codec::kMediaType, answer.body);
+      self->respond(200, relay::codec::kMediaType, answer.body,
+                    answer.batch == 0 ? std::string() : fmt::format("Carrier-Relay-Batch: {}\r\n", answer.batch));
     } else {
       self->problem(answer.status, answer.reason, answer.status == 429 || answer.status == 503 ? "Retry-After: 1\r\n" : "");
     }

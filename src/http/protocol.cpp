@@ -22,6 +22,13 @@ class HttpProtocol final : public protocol::Protocol {
     connection->start(session);
     session->begin();
   }
+  // The relay's peers, listens and mailboxes (docs/relay.md).
+  bool recover(std::string_view queue_key, const model::Message& message) override {
+    return options_.relay_service && options_.relay_service->recover(queue_key, message);
+  }
+  void start(model::ShardId shard) override {
+    if (options_.relay_service) options_.relay_service->start(shard);
+  }
 
  private:
   protocol::Context context_;

@@ -25,8 +25,8 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-Status Directory::add(Entry entry) {
-  if (entries_.contains(entry.id)) return {};
+Result<bool> Directory::add(Entry entry) {
+  if (entries_.contains(entry.id)) return false;
   if (entries_.size() >= max_entries_) {
     return unexpected(Errc::limit_exceeded, fmt::format("the relay's directory holds {} pipes and groups, its "
                                                         "maximum (relay.max_directory_entries)",
@@ -34,7 +34,7 @@ Status Directory::add(Entry entry) {
   }
   auto id = entry.id;
   entries_.emplace(std::move(id), std::move(entry));
-  return {};
+  return true;
 }
 
 std::vector<Directory::Entry> Directory::search(std::string_view type, std::string_view attr, std::string_view pattern,

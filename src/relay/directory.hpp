@@ -11,7 +11,7 @@
 namespace carrier::relay {
 
 // What relay peers have created: pipes and groups, found by name or id with `*` wildcards
-// (seed 000's search). Lost at a restart; a create is idempotent, so peers re-create.
+// (seed 000's search). Kept across restarts as `$relay-directory` records (relay_record.hpp).
 // Runs on: shard 0's Gateway (RelayService posts creates and searches there).
 class Directory {
  public:
@@ -25,8 +25,8 @@ class Directory {
 
   explicit Directory(std::size_t max_entries) : max_entries_(max_entries) {}
 
-  // Adds the entry or finds it again (same type and id). Errc::limit_exceeded when full.
-  Status add(Entry entry);
+  // Adds the entry (true) or finds it again (false: same id). Errc::limit_exceeded when full.
+  Result<bool> add(Entry entry);
   // At most `limit` entries of `type` whose `attr` ("name" or "id") matches `pattern`, in id order.
   std::vector<Entry> search(std::string_view type, std::string_view attr, std::string_view pattern,
                             std::size_t limit) const;

@@ -18,8 +18,8 @@ TEST(Wildcard, Matches) {
 
 TEST(Directory, AddsOnceSearchesWithAThresholdAndABound) {
   Directory dir(3);
-  EXPECT_TRUE(dir.add({"PIPE", "chat", "id-1", "JxtaPropagate"}).has_value());
-  EXPECT_TRUE(dir.add({"PIPE", "chat", "id-1", "JxtaPropagate"}).has_value());
+  EXPECT_EQ(dir.add({"PIPE", "chat", "id-1", "JxtaPropagate"}).value(), true);
+  EXPECT_EQ(dir.add({"PIPE", "chat", "id-1", "JxtaPropagate"}).value(), false);  // found again
   EXPECT_TRUE(dir.add({"PIPE", "chart", "id-2", "JxtaUnicast"}).has_value());
   EXPECT_TRUE(dir.add({"GROUP", "chatters", "id-3", ""}).has_value());
   EXPECT_EQ(dir.size(), 3u);

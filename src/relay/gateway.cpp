@@ -66,6 +66,49 @@ Gateway::Peer* Gateway::find(const std::string& id) {
   return it == peers_.end() ? nullptr : it->second.get();
 }
 
+Gateway::Peer* Gateway::add_peer(const std::string& id, const std::string& user) {
+  auto& acl = permissions_[user];
+  if (!acl) {
+    acl = std::make_unique<auth::Permissions>(service_.authenticator().access(), shard_);
+    acl->set_identity(user, "");
+  }
+  auto p = std::make_unique<Peer>(id, user, *acl);
+  Peer* peer = p.get();
+  // Answer batches numbered from the clock: a client's Carrier-Relay-Ack from before a restart
+  // names a smaller number than any batch handed out after it.
+  peer->batch_seq = static_cast<std::uint64_t>(std::max<std::int64_t>(broker_.now_ms(), 0)) * 1000;
+  peers_.emplace(id, std::move(p));
+  return peer;
+}
+
+// --- the ACL -----------------------------------------------------------------------------------
+
+bool Gateway::may(Peer& peer, auth::Right right, const model::Destination& destination) {
+  return peer.permissions->allows(right, destination);
+}
+
+bool Gateway::may_use_group(Peer& peer, const std::string& group) {
+  // A group is the namespace of its pipes: some right on all of them, as queues or as topics.
+  const std::string all = group + ".>";
+  for (auto kind : {auth::AclKind::queue, auth::AclKind::topic}) {
+    for (auto right : {auth::Right::read, auth::Right::write}) {
+      if (peer.permissions->allows(right, kind, all)) return true;
+    }
+  }
+  return false;
+}
+
+bool Gateway::may_see(Peer& peer, const Directory::Entry& entry) {
+  if (entry.type == "GROUP") return may_use_group(peer, entry.name);
+  auto d = pipe_destination(entry.id);
+  return d && (may(peer, auth::Right::read, *d) || may(peer, auth::Right::write, *d));
+}
+
+std::string Gateway::denied(const Peer& peer, std::string_view action, const model::Destination& destination) const {
+  const std::string what = (destination.kind == model::DestinationKind::topic ? "topic " : "queue ") + destination.name;
+  return auth::access_denied_detail(peer.user, action, what);
+}
+
 // --- pid and connect ---------------------------------------------------------------------------
 
 RelayAnswer Gateway::pid(const codec::RelayTarget& target) {
@@ -80,18 +123,25 @@ RelayAnswer Gateway::pid(const codec::RelayTarget& target) {
   return RelayAnswer{200, encoded(m), {}};
 }
 
-void Gateway::connect(const codec::RelayTarget& target, RelayService::Reply reply) {
+namespace {
+
+RelayAnswer not_yours(const std::string& peer) {
+  return RelayAnswer{403, {}, fmt::format("peer {} was connected by another user", peer.substr(0, 80))};
+}
+
+}  // namespace
+
+void Gateway::connect(const RelayCall& call, RelayService::Reply reply) {
+  const codec::RelayTarget& target = call.target;
   Peer* peer = find(target.peer);
+  if (peer != nullptr && peer->user != call.user) return reply(not_yours(peer->id));
   if (peer == nullptr) {
     if (peers_.size() >= max_peers_) {
       reply(RelayAnswer{503, {}, fmt::format("the relay holds its maximum of peers (relay.max_peers = {})",
                                              service_.options().max_peers)});
       return;
     }
-    auto p = std::make_unique<Peer>();
-    p->id = target.peer;
-    peer = p.get();
-    peers_.emplace(target.peer, std::move(p));
+    peer = add_peer(target.peer, call.user);
   }
   const auto max_lease = static_cast<std::int64_t>(service_.options().max_lease_ms);
   const std::int64_t lease = target.lease_ms <= 0 ? max_lease : std::min(target.lease_ms, max_lease);
@@ -99,6 +149,7 @@ void Gateway::connect(const codec::RelayTarget& target, RelayService::Reply repl
   peer->lease_ms = lease;
   peer->expires_ms = broker_.now_ms() + lease;
   arm_lease(*peer);
+  record_peer(*peer);
   codec::Message m;
   m.namespaces = {std::string(kRelay)};
   m.add(std::string(kRelay), "response", "connected");
@@ -138,11 +189,17 @@ void Gateway::forget(Peer& peer) {
   // Unpolled messages are discarded with the lease (seed 000's connect): a propagate pipe's
   // subscription goes with what waits in it; a unicast pipe's consumer is detached, and what it
   // held unacked goes back to the queue for its other consumers.
-  peer.mailbox.clear();
+  std::vector<core::StateRecord> removals;
+  for (auto& item : peer.mailbox.clear()) {
+    if (!item.record.is_nil()) removals.push_back({std::string(kMailQueue), nullptr, item.record});
+  }
   for (auto& [pipe, l] : peer.listens) {
     broker_.unsubscribe(l.consumer, nullptr);
     if (!l.subscription.empty()) broker_.remove_subscription(l.subscription, nullptr);
+    if (!l.record.is_nil()) removals.push_back({std::string(kListensQueue), nullptr, l.record});
   }
+  if (!peer.record.is_nil()) removals.push_back({std::string(kPeersQueue), nullptr, peer.record});
+  remove_records(std::move(removals));
   if (peer.waiting) {
     peer.waiting->reply(RelayAnswer{404, {}, "the peer's lease ran out"});
     peer.waiting.reset();
@@ -168,8 +225,9 @@ void Gateway::redeliver_check(const std::string& id) {
 
 // --- polls -----------------------------------------------------------------------------------
 
-void Gateway::poll(const codec::RelayTarget& target, std::vector<codec::Message> requests, std::uint32_t max,
-                   RelayService::Reply reply) {
+void Gateway::poll(const RelayCall& call, std::vector<codec::Message> requests, RelayService::Reply reply) {
+  const codec::RelayTarget& target = call.target;
+  const std::uint32_t max = call.max;
   Peer* peer = find(target.peer);
   if (peer == nullptr) {
     reply(RelayAnswer{404, {}, fmt::format("peer {} is not connected (its lease ran out, or it never connected): "
@@ -177,11 +235,18 @@ void Gateway::poll(const codec::RelayTarget& target, std::vector<codec::Message>
                                            target.peer.substr(0, 80))});
     return;
   }
+  if (peer->user != call.user) return reply(not_yours(peer->id));
   const auto& options = service_.options();
-  // A poll acknowledges what the previous ones handed out.
+  // A poll acknowledges what the previous ones handed out: all of it (a seed client), or the
+  // batches up to the one it names as received (Carrier-Relay-Ack); later ones go out again.
   std::map<std::uint64_t, std::vector<std::uint64_t>> acks;
-  for (auto& item : peer->mailbox.acknowledge()) acks[item.consumer.value()].push_back(item.tag);
+  std::vector<core::StateRecord> removals;
+  for (auto& item : peer->mailbox.acknowledge(call.received)) {
+    if (item.from_pipe) acks[item.consumer.value()].push_back(item.tag);
+    if (!item.record.is_nil()) removals.push_back({std::string(kMailQueue), nullptr, item.record});
+  }
   for (auto& [consumer, tags] : acks) broker_.ack(core::ConsumerId(consumer), std::move(tags), nullptr);
+  remove_records(std::move(removals));
   if (!requests.empty() && peer->mailbox.size() + requests.size() > options.max_pending) {
     reply(RelayAnswer{429, {}, fmt::format("the peer's mailbox holds {} messages (relay.max_pending = {}): poll "
                                            "without requests to collect them",
@@ -190,6 +255,7 @@ void Gateway::poll(const codec::RelayTarget& target, std::vector<codec::Message>
   }
   // Using the relay renews the lease for the length connect granted.
   peer->expires_ms = broker_.now_ms() + peer->lease_ms;
+  renew_record(*peer);
   if (peer->waiting) {
     // One poll waits per peer: the newer one takes over, the older answers empty.
     peer->waiting->reply(RelayAnswer{200, {}, {}});
@@ -202,10 +268,17 @@ void Gateway::poll(const codec::RelayTarget& target, std::vector<codec::Message>
     peer = find(id);
     if (peer == nullptr) return;  // cannot happen: requests do not end the lease
   }
+  if (max == 0) {
+    // Carrier-Relay-Max: 0 only acknowledges (a Carrier-aware client leaving): nothing handed out.
+    reply(RelayAnswer{200, {}, {}});
+    return;
+  }
   const std::uint64_t wait_ms = std::min<std::uint64_t>(target.wait_ms, options.max_poll_wait_ms);
   peer->waiting = WaitingPoll{std::move(reply), std::max<std::uint32_t>(1, std::min(max, options.max_poll_messages)), seq,
                               wait_ms == 0};
-  if (peer->mailbox.has_pending() || (wait_ms == 0 && peer->in_progress == 0)) {
+  // Requests still being worked out hold the answer back (at most max_poll_wait_ms), so that
+  // all their responses (every search result) leave together.
+  if (peer->in_progress == 0 && (peer->mailbox.has_pending() || wait_ms == 0)) {
     answer_waiting(*peer);
     return;
   }
@@ -222,18 +295,21 @@ void Gateway::poll(const codec::RelayTarget& target, std::vector<codec::Message>
 void Gateway::answer_waiting(Peer& peer) {
   if (!peer.waiting) return;
   std::string body;
-  peer.mailbox.hand_out(peer.waiting->max, broker_.now_ms(), body);
+  const std::uint64_t batch = peer.batch_seq + 1;
+  if (peer.mailbox.hand_out(peer.waiting->max, broker_.now_ms(), batch, body) > 0) peer.batch_seq = batch;
+  const std::uint64_t numbered = body.empty() ? 0 : batch;
   auto reply = std::move(peer.waiting->reply);
   peer.waiting.reset();
   arm_redeliver(peer);
-  reply(RelayAnswer{200, std::move(body), {}});
+  reply(RelayAnswer{200, std::move(body), {}, numbered});
 }
 
 void Gateway::push(Peer& peer, codec::Message message, Mailbox::Item item) {
   add_endpoints(message, "jxta://" + peer.id, peer.relay_address);
   item.bytes = encoded(message);
+  if (!item.from_pipe) item.record = record_mail(peer, item.bytes);
   peer.mailbox.push(std::move(item));
-  if (peer.waiting) answer_waiting(peer);
+  if (peer.waiting && peer.in_progress == 0) answer_waiting(peer);
 }
 
 void Gateway::later(const std::string& id, std::function<void(Peer&)> fn) {
@@ -245,7 +321,9 @@ void Gateway::later(const std::string& id, std::function<void(Peer&)> fn) {
 
 void Gateway::finished(Peer& peer) {
   if (peer.in_progress > 0) --peer.in_progress;
-  if (peer.in_progress == 0 && peer.waiting && peer.waiting->until_answered) answer_waiting(peer);
+  if (peer.in_progress == 0 && peer.waiting && (peer.waiting->until_answered || peer.mailbox.has_pending())) {
+    answer_waiting(peer);
+  }
 }
 
 void Gateway::respond(Peer& peer, std::string_view kind, const std::string& request_id,
@@ -288,6 +366,9 @@ void Gateway::create(Peer& peer, const codec::Message& request, const std::strin
     if (name.find_first_of(".*>#+$") != std::string::npos) {
       return respond_error(peer, request_id, "a group name may not contain . * > # + $");
     }
+    if (!may_use_group(peer, name)) {
+      return respond_error(peer, request_id, auth::access_denied_detail(peer.user, "create", "group " + name));
+    }
     entry.id = group_id(name);
   } else if (type == "PIPE") {
     model::Destination d;
@@ -304,6 +385,10 @@ void Gateway::create(Peer& peer, const codec::Message& request, const std::strin
       return respond_error(peer, request_id, "a pipe name may not start with $ or contain * > # +");
     }
     if (auto st = broker_.check_destination(d, false); !st) return respond_error(peer, request_id, st.error().detail);
+    // Whoever may use a pipe may name it in the directory.
+    if (!may(peer, auth::Right::read, d) && !may(peer, auth::Right::write, d)) {
+      return respond_error(peer, request_id, denied(peer, "create", d));
+    }
     entry.id = pipe_id(d);
     entry.arg = d.kind == model::DestinationKind::topic ? std::string(kPropagate) : std::string(kUnicast);
   } else {
@@ -312,7 +397,13 @@ void Gateway::create(Peer& peer, const codec::Message& request, const std::strin
   ++peer.in_progress;
   std::weak_ptr<Gateway> weak = weak_from_this();
   service_.with_directory<Status>(
-      shard_, [entry](Directory& dir) { return dir.add(entry); },
+      shard_,
+      [entry, &service = service_](Directory& dir) -> Status {
+        auto added = dir.add(entry);
+        if (!added) return unexpected(added.error());
+        if (*added) service.record_entry(entry);
+        return {};
+      },
       [weak, id = peer.id, entry, request_id](Status st) {
         auto g = weak.lock();
         if (!g) return;
@@ -330,6 +421,9 @@ void Gateway::search(Peer& peer, const codec::Message& request, const std::strin
   const std::string type = field(request, "type");
   std::string attr = field(request, "attr");
   std::string value = field(request, "value");
+  // The seed's demos spell it "Name".
+  std::transform(attr.begin(), attr.end(), attr.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (attr.empty()) attr = "name";
   if (value.empty()) value = "*";
   if (type != "PIPE" && type != "GROUP") {
@@ -352,9 +446,11 @@ void Gateway::search(Peer& peer, const codec::Message& request, const std::strin
       [weak, id = peer.id, request_id](std::vector<Directory::Entry> found) {
         auto g = weak.lock();
         if (!g) return;
-        // One result message per match, then nothing more (seed 000's search).
+        // One result message per match, then nothing more (seed 000's search). What the
+        // peer's user may not use is not shown.
         g->later(id, [&](Peer& p) {
           for (auto& e : found) {
+            if (!g->may_see(p, e)) continue;
             std::vector<std::pair<std::string, std::string>> fields{{"type", e.type}, {"name", e.name}, {"id", e.id}};
             if (!e.arg.empty()) fields.emplace_back("arg", e.arg);
             g->respond(p, "result", request_id, std::move(fields));
@@ -366,9 +462,13 @@ void Gateway::search(Peer& peer, const codec::Message& request, const std::strin
 void Gateway::join(Peer& peer, const codec::Message& request, const std::string& request_id) {
   auto group = group_name(field(request, "id"));
   if (!group) return respond_error(peer, request_id, "join's id is not a group id of this relay");
+  if (!may_use_group(peer, *group)) {
+    return respond_error(peer, request_id, auth::access_denied_detail(peer.user, "join", "group " + *group));
+  }
   auth::Authenticator& auth = service_.authenticator();
   if (!auth.has_users()) {
     peer.group = *group;
+    record_peer(peer);
     return respond(peer, "success", request_id);
   }
   // A group's password is the broker user of the group's name (docs/relay.md).
@@ -386,6 +486,7 @@ void Gateway::join(Peer& peer, const codec::Message& request, const std::string&
         return g->respond_error(p, request_id, fmt::format("joining group '{}' was refused: wrong password", name));
       }
       p.group = name;
+      g->record_peer(p);
       g->respond(p, "success", request_id);
     });
   };
@@ -397,22 +498,27 @@ void Gateway::listen(Peer& peer, const codec::Message& request, const std::strin
   auto destination = pipe_destination(pipe);
   if (!destination) return respond_error(peer, request_id, "listen's id is not a pipe id of this relay");
   if (peer.listens.contains(pipe)) return respond(peer, "success", request_id);
-  core::SubscribeRequest sub{*destination, core::AckMode::client_individual,
-                             static_cast<std::uint32_t>(std::min<std::size_t>(service_.options().max_pending, UINT32_MAX)),
-                             std::make_shared<PipeConsumer>(weak_from_this(), peer.id)};
-  if (destination->kind == model::DestinationKind::topic) {
-    // Durable: what is sent to the pipe while the peer is between polls waits for it.
-    sub.subscription_name = fmt::format("relay:{}:{}", peer.id, destination->name);
-    sub.durable = true;
+  // The relay's subscription lives only as long as the peer's lease: read suffices, as for a
+  // plain subscription, also on a propagate pipe.
+  if (!may(peer, auth::Right::read, *destination)) {
+    return respond_error(peer, request_id, denied(peer, "listen to", *destination));
   }
-  const std::string subscription = sub.subscription_name;
   ++peer.in_progress;
   std::weak_ptr<Gateway> weak = weak_from_this();
-  auto consumer = broker_.subscribe(std::move(sub), [weak, id = peer.id, request_id](Status st) {
+  auto consumer = subscribe_pipe(peer, pipe, *destination, [weak, id = peer.id, request_id, pipe](Status st) {
     auto g = weak.lock();
     if (!g) return;
     g->later(id, [&](Peer& p) {
-      if (!st) return g->respond_error(p, request_id, st.error().detail);
+      if (!st) {
+        if (auto it = p.listens.find(pipe); it != p.listens.end()) {
+          p.pipe_of.erase(it->second.consumer.value());
+          p.listens.erase(it);
+        }
+        return g->respond_error(p, request_id, st.error().detail);
+      }
+      if (auto it = p.listens.find(pipe); it != p.listens.end() && it->second.record.is_nil()) {
+        it->second.record = g->record_listen(p, it->second);
+      }
       g->respond(p, "success", request_id);
     });
   });
@@ -420,8 +526,26 @@ void Gateway::listen(Peer& peer, const codec::Message& request, const std::strin
     --peer.in_progress;
     return respond_error(peer, request_id, consumer.error().detail);
   }
-  peer.listens[pipe] = Listen{*consumer, subscription, request_id, pipe};
+  peer.listens[pipe].request_id = request_id;
+}
+
+Result<core::ConsumerId> Gateway::subscribe_pipe(Peer& peer, const std::string& pipe,
+                                                 const model::Destination& destination, core::Completion done) {
+  core::SubscribeRequest sub{destination, core::AckMode::client_individual,
+                             static_cast<std::uint32_t>(std::min<std::size_t>(service_.options().max_pending, UINT32_MAX)),
+                             std::make_shared<PipeConsumer>(weak_from_this(), peer.id)};
+  if (destination.kind == model::DestinationKind::topic) {
+    // Durable: what is sent to the pipe while the peer is between polls (or the broker
+    // restarts) waits for it.
+    sub.subscription_name = fmt::format("relay:{}:{}", peer.id, destination.name);
+    sub.durable = true;
+  }
+  const std::string subscription = sub.subscription_name;
+  auto consumer = broker_.subscribe(std::move(sub), std::move(done));
+  if (!consumer) return consumer;
+  peer.listens[pipe] = Listen{*consumer, subscription, {}, pipe, {}};
   peer.pipe_of[consumer->value()] = pipe;
+  return consumer;
 }
 
 void Gateway::send(Peer& peer, const codec::Message& request, const std::string& request_id) {
@@ -429,6 +553,9 @@ void Gateway::send(Peer& peer, const codec::Message& request, const std::string&
   if (!destination) return respond_error(peer, request_id, "send's id is not a pipe id of this relay");
   if (auto st = broker_.check_destination(*destination, false); !st) {
     return respond_error(peer, request_id, st.error().detail);
+  }
+  if (!may(peer, auth::Right::write, *destination)) {
+    return respond_error(peer, request_id, denied(peer, "send to", *destination));
   }
   auto m = std::make_shared<model::Message>();
   m->id = broker_.next_message_id();

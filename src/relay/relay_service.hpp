@@ -3,12 +3,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "core/executor.hpp"
 #include "relay/codec/relay_target.hpp"
 #include "relay/directory.hpp"
+#include "model/message.hpp"
 #include "relay/options.hpp"
 
 namespace carrier::auth {
@@ -21,12 +25,17 @@ class Broker;
 namespace carrier::relay {
 
 class Gateway;
+struct GatewayRecovered;
 
 // One relay request as the HTTP listener hands it over.
 struct RelayCall {
   codec::RelayTarget target;
   std::string body;       // zero or more JXME messages (a poll's requests)
   std::uint32_t max = 1;  // messages the response may carry (Carrier-Relay-Max)
+  std::string user;       // who the HTTP request authenticated as; empty: anonymous
+  // Carrier-Relay-Ack: the last answer batch the peer received (nullopt: a seed client, whose
+  // poll acknowledges everything handed out before).
+  std::optional<std::uint64_t> received;
 };
 
 // What the HTTP listener answers: 200 with JXME bytes (possibly none), or an error status with
@@ -35,6 +44,7 @@ struct RelayAnswer {
   int status = 200;
   std::string body;    // JXME messages back to back (status 200)
   std::string reason;  // status != 200
+  std::uint64_t batch = 0;  // a poll's answer holding messages: its number (Carrier-Relay-Batch)
 };
 
 // The seed-000 relay (docs/relay.md): a Gateway per shard, each holding the peers whose ids
@@ -57,6 +67,12 @@ class RelayService {
   // on the peer's shard; `reply` runs on `from`.
   void handle(RelayCall call, model::ShardId from, Reply reply);
 
+  // Start-up, before the shards run: takes a recovered `$relay-*` record (true).
+  bool recover(std::string_view queue_key, const model::Message& message);
+  // On each shard once it runs: restores the recovered peers it owns (forgets those whose lease
+  // ran out meanwhile); shard 0 also drops relay subscriptions no live peer holds.
+  void start(model::ShardId shard);
+
   // --- for the gateways ---
   core::Executor& executor() { return executor_; }
   core::Broker& broker(model::ShardId shard) { return *brokers_[shard.value()]; }
@@ -65,6 +81,8 @@ class RelayService {
   template <class T>
   void with_directory(model::ShardId back, std::function<T(Directory&)> fn, std::function<void(T)> done);
   std::size_t peers_per_shard() const;
+  // On shard 0: writes a new directory entry's `$relay-directory` record.
+  void record_entry(const Directory::Entry& entry);
 
  private:
   model::ShardId owner(std::string_view peer) const;
@@ -73,8 +91,12 @@ class RelayService {
   std::vector<core::Broker*> brokers_;
   auth::Authenticator& authenticator_;
   Options options_;
-  Directory directory_;  // touched on shard 0 only
+  Directory directory_;  // touched on shard 0 only (and at recovery, before the shards run)
   std::vector<std::shared_ptr<Gateway>> gateways_;  // index = shard
+  // What recovery brought back, by owning shard: each shard's start() takes its own.
+  std::vector<std::unique_ptr<GatewayRecovered>> recovered_;
+  // Recovered peers' lease deadlines (epoch ms); read-only once the shards run.
+  std::unordered_map<std::string, std::int64_t> recovered_deadlines_;
 };
 
 template <class T>
