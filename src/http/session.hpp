@@ -133,6 +133,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   static bool is_health_probe(std::string_view path);
   void route_operations(const std::vector<std::string_view>& parts, std::string_view query);
   void route_admin_api(admin::Service& service, const std::vector<std::string_view>& parts, std::string_view query);
+  // /admin/v1/federation/links[/{name}] (handle_federation_admin.cpp).
+  void route_federation_admin(const std::vector<std::string_view>& parts);
   // Answers the current request from a later callback (a collection across shards): does
   // nothing if the connection or that request is gone by then. A status >= 400 sends `body` as
   // a problem's detail.
@@ -222,5 +224,10 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   session::WrittenAcks event_acks_;
   session::SlowConsumer slow_consumer_;
 };
+
+// /metrics: `text` with the federation's carrier_federation_* series appended (if it runs), to
+// `done` on `shard` (handle_federation_admin.cpp).
+void append_federation_metrics(const protocol::ProtocolSet* protocols, model::ShardId shard, std::string text,
+                               std::function<void(std::string)> done);
 
 }  // namespace carrier::http
