@@ -41,7 +41,7 @@ def metric(node, name, **labels):
     """The value of one sample of /metrics, or None."""
     text = request(node.broker.http_port, "GET", "/metrics").body.decode()
     want = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    pattern = re.escape(name) + (r"\{" + re.escape(want) + r"\}" if want else "") + r" (\S+)$"
+    pattern = "^" + re.escape(name) + (r"\{" + re.escape(want) + r"\}" if want else "") + r" (\S+)$"
     m = re.search(pattern, text, re.M)
     return float(m.group(1)) if m else None
 

@@ -107,6 +107,9 @@ class RawPeer:
                         self.pushes.append((time.monotonic(), selector))
                         self.cond.notify_all()
                     self._send(frame(RESULT, rid, b"ok\r\n"))
+                elif op == ESTABLISH:
+                    # The node's demand changed: it says so again; this peer's stays none.
+                    self._send(frame(RESULT | ESTABLISH, rid, self.node_id + node_property([])))
                 else:
                     self._send(frame(RESULT, rid, b"error: not here\r\n"))
         except (EOFError, OSError):
