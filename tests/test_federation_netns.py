@@ -36,7 +36,8 @@ def nodes(broker_factory, pair, **kwargs):
 @pytest.mark.timeout(120)
 def test_a_link_cut_mid_stream_heals_with_nothing_confirmed_lost_or_doubled(pair, broker_factory, stomp_client):
     a, b = nodes(broker_factory, pair)
-    pair.netem("delay", "5ms", "loss", "2%")
+    if why := pair.netem("delay", "5ms", "loss", "2%"):
+        print(f"no delay or loss, over the plain veth: {why}")
     on_b = pair.run_in(pair.b, lambda: stomp_client(b.broker.port))
     pair.run_in(pair.b, lambda: on_b.subscribe("/queue/cut"))
     producer = pair.run_in(pair.a, lambda: stomp_client(a.broker.port))
@@ -68,7 +69,8 @@ def test_set_max_rate_holds_within_ten_percent_over_a_delayed_link(pair, broker_
     # A in namespace a; a raw peer in namespace b links to it over the veth, 20 ms away, and
     # limits it to 20 messages/s.
     a = Node(broker_factory, "a", host=pair.A_ADDR, preexec_fn=pair.preexec(pair.a))
-    pair.netem("delay", "10ms")
+    if why := pair.netem("delay", "10ms"):
+        print(f"no delay, over the plain veth: {why}")
     peer = pair.run_in(pair.b, lambda: raw_peer_at(pair.A_ADDR, a.fed_port, [("queue:rate", 0)]))
     assert peer.set_max_rate(20)[1] == b"ok\r\n"
     producer = pair.run_in(pair.a, lambda: stomp_client(a.broker.port))

@@ -80,13 +80,18 @@ class Pair:
         _ip("-n", self.a, "link", "set", self.a_dev, "up" if up else "down")
 
     def netem(self, *spec):
-        """tc netem on both ends (e.g. "delay", "20ms", "loss", "5%"); no spec: removed."""
+        """tc netem on both ends (e.g. "delay", "20ms", "loss", "5%"); no spec: removed. Returns
+        None, or why netem is not there (a kernel without sch_netem): the caller goes on over
+        the plain veth and says so."""
         for ns, dev in ((self.a, self.a_dev), (self.b, self.b_dev)):
             subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root"],
                            capture_output=True, timeout=10)
             if spec:
-                subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "netem",
-                                *spec], capture_output=True, timeout=10, check=True)
+                r = subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "netem",
+                                    *spec], capture_output=True, text=True, timeout=10)
+                if r.returncode != 0:
+                    return f"tc netem {' '.join(spec)}: {r.stderr.strip()}"
+        return None
 
     def close(self):
         for ns in reversed(self.made):
