@@ -10,6 +10,9 @@ namespace carrier::federation {
 namespace {
 
 constexpr model::ShardId kHome{0};
+// Outbound links a node keeps, configured and added: each is a dialler, a socket and a line of
+// metrics; an operator script gone wrong must not add them without end.
+constexpr std::size_t kMaxOutboundLinks = 1000;
 
 std::shared_ptr<spdlog::logger> log() {
   static auto logger = logging::get("federation");
@@ -75,6 +78,10 @@ protocol::FederationLinks::Report Node::report() const {
 
 Status Node::add_link(LinkOptions link) {
   if (stopping_) return unexpected(Errc::shutting_down, "the broker is stopping");
+  if (dialers_.size() >= kMaxOutboundLinks) {
+    return unexpected(Errc::limit_exceeded, "this node already dials " + std::to_string(kMaxOutboundLinks) +
+                                                " links, the most it keeps");
+  }
   for (const auto& d : dialers_) {
     if (d->options.name == link.name) {
       return unexpected(Errc::already_exists, "a link named '" + link.name + "' exists");
