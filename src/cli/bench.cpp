@@ -219,7 +219,7 @@ int run_command(const RawOptions& raw) {
     std::fprintf(stderr, "carrier bench: %s\n", options.error().detail.c_str());
     return kExitUsage;
   }
-  if (!raw.allow_remote && !is_loopback(options->host)) {
+  if (!raw.allow_remote && (!is_loopback(options->host) || !is_loopback(options->consumer_host))) {
     std::fprintf(stderr,
                  "carrier bench: --server %s is not a loopback address; a load test against another machine "
                  "needs --allow-remote\n",
@@ -244,6 +244,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--protocol", raw->protocol, "stomp | mqtt | http | ws-stomp | ws-mqtt (ws-*: over the HTTP listener's /ws, default port 8080); default stomp");
   cmd->add_option("--server", raw->server,
                   "Broker HOST:PORT (default 127.0.0.1:61613 for STOMP, 127.0.0.1:1883 for MQTT)");
+  cmd->add_option("--consumer-server", raw->consumer_server,
+                  "Where the consumers connect, HOST:PORT (default: --server); e.g. the far node of a federation");
   cmd->add_option("--producers", raw->producers, "Producing connections (default 1)");
   cmd->add_option("--consumers", raw->consumers, "Consuming connections, one subscription each (default 1)");
   auto* count = cmd->add_option("--count", raw->count, "Messages to send in total over all producers");

@@ -109,7 +109,7 @@ class MqttConsumer final : public Consumer {
       control_.error("consumer " + std::to_string(index_) + ": " + e.to_string());
     });
     client_->on_message([this](const client::MqttMessage& m) { on_body(m.payload); });
-    if (auto s = client_->connect(o.host, o.port,
+    if (auto s = client_->connect(o.consumer_host, o.consumer_port,
                                   connect_options(o, "carrier-bench-" + run_hex(o) + "-c" + std::to_string(index_)));
         !s) {
       return s;

@@ -116,8 +116,13 @@ std::string Options::protocol_name() const {
 
 std::string Options::command_line() const {
   std::ostringstream out;
-  out << "carrier bench --protocol " << protocol_name() << " --server " << server() << " --producers "
-      << producers << " --consumers " << consumers;
+  out << "carrier bench --protocol " << protocol_name() << " --server " << server();
+  if (consumer_host != host || consumer_port != port) {
+    out << " --consumer-server "
+        << (consumer_host.find(':') != std::string::npos ? "[" + consumer_host + "]" : consumer_host) << ":"
+        << consumer_port;
+  }
+  out << " --producers " << producers << " --consumers " << consumers;
   if (count > 0) {
     out << " --count " << count;
   } else {
@@ -274,6 +279,15 @@ Result<Options> resolve(const RawOptions& raw, std::uint32_t run_id) {
   if (!endpoint) return bad("--server: " + endpoint.error().detail);
   o.host = endpoint->host;
   o.port = endpoint->port;
+  o.consumer_host = o.host;
+  o.consumer_port = o.port;
+  if (raw.consumer_server) {
+    if (http) return bad("--consumer-server is for --protocol stomp and mqtt");
+    auto consumers_at = client::parse_endpoint(*raw.consumer_server, default_port);
+    if (!consumers_at) return bad("--consumer-server: " + consumers_at.error().detail);
+    o.consumer_host = consumers_at->host;
+    o.consumer_port = consumers_at->port;
+  }
 
   char run_hex[16];
   std::snprintf(run_hex, sizeof run_hex, "%08x", run_id);

@@ -24,6 +24,7 @@ struct RawOptions {
   std::optional<std::string> preset;
   std::optional<std::string> protocol;
   std::optional<std::string> server;
+  std::optional<std::string> consumer_server;  // consumers elsewhere (a federation's far node)
   std::optional<unsigned> producers;
   std::optional<unsigned> consumers;
   std::optional<std::uint64_t> count;
@@ -56,6 +57,10 @@ struct Options {
   bool websocket = false;  // --protocol ws-stomp / ws-mqtt: over an HTTP listener's GET /ws
   std::string host = "127.0.0.1";
   std::uint16_t port = 61613;
+  // Where consumers connect: the --server unless --consumer-server says otherwise (a message
+  // produced on one node of a federation and consumed on another).
+  std::string consumer_host = "127.0.0.1";
+  std::uint16_t consumer_port = 61613;
   unsigned producers = 1;
   unsigned consumers = 1;
   std::uint64_t count = 0;   // messages in total over all producers; 0: run for duration_s

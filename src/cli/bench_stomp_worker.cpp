@@ -109,7 +109,7 @@ class StompConsumer final : public Consumer {
     client_->on_error([this](const Error& e) {
       control_.error("consumer " + std::to_string(index_) + ": " + e.to_string());
     });
-    if (auto s = client_->connect(o.host, o.port, connect_options(o)); !s) return s;
+    if (auto s = client_->connect(o.consumer_host, o.consumer_port, connect_options(o)); !s) return s;
     client::SubscribeOptions so;
     switch (o.ack) {
       case Ack::automatic: so.ack = client::AckMode::automatic; break;

@@ -326,6 +326,27 @@ TEST(BenchOptions, CommandLineReproducesTheRun) {
             "--size 1024 --dest /topic/carrier-bench-00000001 --kind topic --ack auto --prefetch 1000");
 }
 
+TEST(BenchOptions, ConsumersMayConnectElsewhere) {
+  RawOptions raw;
+  raw.server = "127.0.0.1:61001";
+  auto o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->consumer_host, "127.0.0.1");  // the --server, by default
+  EXPECT_EQ(o->consumer_port, 61001);
+  EXPECT_EQ(o->command_line().find("--consumer-server"), std::string::npos);
+  raw.consumer_server = "127.0.0.2:61002";
+  o = resolve(raw, 1);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->consumer_host, "127.0.0.2");
+  EXPECT_EQ(o->consumer_port, 61002);
+  EXPECT_NE(o->command_line().find("--server 127.0.0.1:61001 --consumer-server 127.0.0.2:61002"), std::string::npos);
+  raw.consumer_server = "127.0.0.2:99999";
+  EXPECT_FALSE(resolve(raw, 1));
+  raw.consumer_server = "127.0.0.2:61002";
+  raw.protocol = "http";
+  EXPECT_FALSE(resolve(raw, 1));
+}
+
 TEST(BenchOptions, Loopback) {
   EXPECT_TRUE(is_loopback("127.0.0.1"));
   EXPECT_TRUE(is_loopback("127.1.2.3"));

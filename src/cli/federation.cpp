@@ -129,6 +129,7 @@ void add_federation_command(CLI::App& app) {
                     "A user of the node ([auth]); password from $CARRIER_FEDERATION_PASSWORD");
     sub->callback([flags, stop] { std::exit(run(*flags, stop)); });
   }
+  add_federation_link_commands(*cmd);
 }
 
 }  // namespace carrier::cli

@@ -12,4 +12,10 @@ namespace carrier::cli {
 // DATA_DIR/federation-node-id). Prints the node's answer; exit 0 on "ok", 1 otherwise.
 void add_federation_command(CLI::App& app);
 
+// carrier federation add --name N --connect HOST:PORT [--username U] [--cost C]
+//                    remove --name N | list [--json]          [--server HOST:PORT] [--user U]
+// The node's links changed and listed at runtime through its admin API
+// (/admin/v1/federation/links; federation_links.cpp).
+void add_federation_link_commands(CLI::App& federation);
+
 }  // namespace carrier::cli

@@ -508,6 +508,14 @@ constexpr Key kFederationKeys[] = {
      [](const Field& f, Config& c) {
        return assign(read_integer(f, 64 * 1024, kUint32Max), c.federation.limits.max_frame_bytes);
      }},
+    {"topic_backlog_idle_ms",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1000, kUint32Max), c.federation.topic_backlog_idle_ms);
+     }},
+    {"reply_routes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 10'000'000), c.federation.reply_routes); }},
+    {"reply_route_idle_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1000, 86'400'000), c.federation.reply_route_idle_ms); }},
     {"link",
      [](const Field& f, Config& c) -> Status {
        const auto* array = f.node.as_array();

@@ -2,24 +2,28 @@
 
 namespace carrier::federation {
 
-bool DedupWindow::insert(const model::MessageId& id, HopInfo info) {
+bool DedupWindow::insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten) {
   if (seen_.contains(id)) {
     ++duplicates_;
     return false;
   }
-  seen_.emplace(id, std::move(info));
-  order_.push_back(id);
-  // Erased ids leave stale entries in order_; they are dropped here as they reach the front.
+  const std::uint64_t sequence = next_sequence_++;
+  seen_.emplace(id, Entry{std::move(info), sequence});
+  order_.emplace_back(id, sequence);
   while (seen_.size() > capacity_ || order_.size() > 2 * capacity_) {
-    seen_.erase(order_.front());
+    const auto [oldest, at] = order_.front();
     order_.pop_front();
+    auto it = seen_.find(oldest);
+    if (it == seen_.end() || it->second.sequence != at) continue;  // erased since
+    if (forgotten != nullptr && !it->second.info.record.is_nil()) forgotten->push_back(it->second.info.record);
+    seen_.erase(it);
   }
   return true;
 }
 
 const HopInfo* DedupWindow::find(const model::MessageId& id) const {
   auto it = seen_.find(id);
-  return it == seen_.end() ? nullptr : &it->second;
+  return it == seen_.end() ? nullptr : &it->second.info;
 }
 
 }  // namespace carrier::federation

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "federation/codec/id128.hpp"
@@ -17,6 +18,7 @@ struct HopInfo {
   codec::Id128 origin;             // the node that sent it first
   codec::Id128 previous;           // the node it came from
   std::vector<std::int32_t> stack;  // session ids of the links it came in on, oldest first
+  model::MessageId record;         // its `$federation-seen` record in the store, nil if none
 };
 
 // The message ids a node has taken in over links, newest `capacity` kept (oldest forgotten
@@ -28,20 +30,31 @@ class DedupWindow {
  public:
   explicit DedupWindow(std::size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // False (and nothing changes) if `id` is already in the window: a duplicate.
-  bool insert(const model::MessageId& id, HopInfo info);
+  // False (and nothing changes) if `id` is already in the window: a duplicate. The store
+  // records of the entries forgotten to make room are appended to `forgotten` (if given).
+  bool insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten = nullptr);
   // Null for a message that did not come over a link (or was forgotten).
   const HopInfo* find(const model::MessageId& id) const;
+  HopInfo* find(const model::MessageId& id) { return const_cast<HopInfo*>(std::as_const(*this).find(id)); }
   // Forgets `id` (its push failed here, so a retry must be taken in).
   void erase(const model::MessageId& id) { seen_.erase(id); }
+  // Counts a duplicate found without insert().
+  void count_duplicate() { ++duplicates_; }
 
   std::size_t size() const { return seen_.size(); }
   std::uint64_t duplicates() const { return duplicates_; }
 
  private:
   std::size_t capacity_;
-  std::unordered_map<model::MessageId, HopInfo> seen_;
-  std::deque<model::MessageId> order_;  // arrival order; may name ids erased since
+  struct Entry {
+    HopInfo info;
+    std::uint64_t sequence;  // its place in order_
+  };
+  std::unordered_map<model::MessageId, Entry> seen_;
+  // Arrival order; may name ids erased (or erased and inserted again) since: an entry counts
+  // only while its sequence matches.
+  std::deque<std::pair<model::MessageId, std::uint64_t>> order_;
+  std::uint64_t next_sequence_ = 0;
   std::uint64_t duplicates_ = 0;
 };
 

@@ -9,7 +9,7 @@ model::MessageId id(std::uint64_t n) { return model::MessageId{1, n}; }
 
 TEST(DedupWindow, SecondArrivalIsADuplicate) {
   DedupWindow w(10);
-  EXPECT_TRUE(w.insert(id(1), HopInfo{4, 1, {}, {}, {7}}));
+  EXPECT_TRUE(w.insert(id(1), HopInfo{4, 1, {}, {}, {7}, {}}));
   EXPECT_FALSE(w.insert(id(1), HopInfo{}));
   EXPECT_EQ(w.duplicates(), 1u);
   ASSERT_NE(w.find(id(1)), nullptr);
@@ -34,6 +34,29 @@ TEST(DedupWindow, ErasedIdIsTakenAgainAndTheBoundHolds) {
   EXPECT_TRUE(w.insert(id(1), {}));
   for (std::uint64_t n = 2; n < 100; ++n) w.insert(id(n), {});
   EXPECT_LE(w.size(), 2u);
+}
+
+TEST(DedupWindow, ReinsertedIdIsNotForgottenForItsEarlierPlace) {
+  DedupWindow w(2);
+  EXPECT_TRUE(w.insert(id(1), {}));
+  w.erase(id(1));
+  EXPECT_TRUE(w.insert(id(2), {}));
+  EXPECT_TRUE(w.insert(id(1), {}));  // now the newest
+  EXPECT_TRUE(w.insert(id(3), {}));  // forgets 2, the oldest live entry
+  EXPECT_NE(w.find(id(1)), nullptr);
+  EXPECT_EQ(w.find(id(2)), nullptr);
+}
+
+TEST(DedupWindow, ForgottenEntriesHandBackTheirStoreRecords) {
+  DedupWindow w(2);
+  std::vector<model::MessageId> forgotten;
+  HopInfo stored;
+  stored.record = id(100);
+  EXPECT_TRUE(w.insert(id(1), stored, &forgotten));
+  EXPECT_TRUE(w.insert(id(2), {}, &forgotten));  // no record
+  EXPECT_TRUE(w.insert(id(3), {}, &forgotten));
+  EXPECT_TRUE(w.insert(id(4), {}, &forgotten));
+  EXPECT_EQ(forgotten, std::vector<model::MessageId>{id(100)});
 }
 
 }  // namespace

@@ -37,13 +37,13 @@ std::string property_value(const codec::NodeProperty& p, std::string_view key) {
 }  // namespace
 
 Link::Link(std::shared_ptr<net::Transport> transport, Node& node, std::uint64_t id, std::int32_t session,
-           const LinkOptions* outbound)
+           std::shared_ptr<const LinkOptions> outbound)
     : transport_(std::move(transport)),
       node_(node),
       id_(id),
       session_(session),
-      outbound_(outbound),
-      name_(outbound != nullptr ? outbound->name : transport_->peer()) {
+      outbound_(std::move(outbound)),
+      name_(outbound_ != nullptr ? outbound_->name : transport_->peer()) {
   transport_->set_handler(this);
 }
 
@@ -128,6 +128,7 @@ std::uint64_t push_frame_bytes(const codec::PushRequest& p) {
 
 void Link::set_max_rate(std::uint32_t rate, codec::RateUnit unit) {
   rate_unit_ = unit;
+  max_rate_ = rate;
   bucket_.set_rate(rate, now_us());
   log()->info("{} link '{}': max rate {} {}", log_prefix(), name_, rate,
               rate == 0 ? "(no limit)" : unit == codec::RateUnit::messages_per_second ? "messages/s" : "bits/s");
@@ -174,6 +175,13 @@ void Link::push(codec::PushRequest push_request, PushDone done) {
   });
 }
 
+void Link::sendback(codec::SendbackRequest sendback_request, PushDone done) {
+  request(std::move(sendback_request), [done = std::move(done)](codec::Frame& answer) {
+    const auto* text = std::get_if<codec::StringResult>(&answer.body);
+    done(text != nullptr ? text->text : std::string("error: sendback answered with the wrong frame"));
+  });
+}
+
 void Link::answer(std::uint32_t request_id, std::string text) {
   if (transport_->is_closing()) return;
   send(request_id, codec::StringResult{result_text(std::move(text))});
@@ -198,6 +206,7 @@ void Link::on_data(std::string& buffer) {
       handle(*step->frame);
     }
   }
+  counters_.bytes_in += used;
   buffer.erase(0, used);
   transport_->flush();
 }
@@ -226,6 +235,8 @@ void Link::handle(codec::Frame& frame) {
           bad_frame(static_cast<std::uint32_t>(T::kOperation), rid, "the link is not established");
         } else if constexpr (std::is_same_v<T, codec::PushRequest>) {
           node_.on_push(*this, rid, std::move(body));
+        } else if constexpr (std::is_same_v<T, codec::SendbackRequest>) {
+          node_.on_sendback(*this, rid, std::move(body));
         } else if constexpr (std::is_same_v<T, codec::SetMaxRateRequest>) {
           set_max_rate(body.rate, body.unit);
           answer(rid, "ok");
@@ -319,6 +330,9 @@ void Link::on_authenticated(std::uint32_t request_id, codec::EstablishRequest re
     return;
   }
   peer_id_ = request.from.node_id;
+  user_ = outcome.user;
+  permissions_ = std::make_unique<auth::Permissions>(node_.authenticator().access(), transport_->shard());
+  permissions_->set_identity(user_, "federation-" + to_hex(peer_id_));
   send(request_id, codec::EstablishResult{node_.self_for(*this)});
   request.from.property.entries.erase(std::remove_if(request.from.property.entries.begin(),
                                                      request.from.property.entries.end(),
@@ -331,9 +345,12 @@ void Link::on_authenticated(std::uint32_t request_id, codec::EstablishRequest re
 
 void Link::send(std::uint32_t request_id, codec::FrameBody body) {
   codec::Frame frame{request_id, std::move(body)};
-  if (auto st = codec::encode_frame(frame, transport_->out()); !st) {
+  auto& out = transport_->out();
+  const auto before = out.size();
+  if (auto st = codec::encode_frame(frame, out); !st) {
     log()->warn("{} cannot encode a frame: {}", log_prefix(), st.error().detail);
   }
+  counters_.bytes_out += out.size() - before;
 }
 
 void Link::request(codec::FrameBody body, std::function<void(codec::Frame&)> on_answer) {

@@ -9,6 +9,7 @@
 
 #include "federation/codec/frame.hpp"
 #include "federation/options.hpp"
+#include "auth/permissions.hpp"
 #include "federation/token_bucket.hpp"
 #include "net/transport.hpp"
 
@@ -34,9 +35,10 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
  public:
   using PushDone = std::function<void(const std::string& result)>;
 
-  // `outbound`: the configured link this side dialled (null: accepted).
+  // `outbound`: the configured link this side dialled (null: accepted); shared, as the link
+  // may outlive its removal at runtime.
   Link(std::shared_ptr<net::Transport> transport, Node& node, std::uint64_t id, std::int32_t session,
-       const LinkOptions* outbound);
+       std::shared_ptr<const LinkOptions> outbound);
   ~Link() override;
 
   // Starts the handshake (outbound) or waits for it (inbound).
@@ -53,7 +55,31 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   std::uint64_t id() const { return id_; }
   std::int32_t session() const { return session_; }
   const codec::Id128& peer_id() const { return peer_id_; }
-  const LinkOptions* outbound() const { return outbound_; }
+  const LinkOptions* outbound() const { return outbound_.get(); }
+  // Drops the link (an operator removed it, or the node stops dialling it).
+  void close(const std::string& why) { fail(why); }
+
+  // --- what the admin API and /metrics report (protocol/federation_links.hpp) ---
+  struct Counters {
+    std::uint64_t pushed = 0;         // acknowledged by the far node
+    std::uint64_t push_failures = 0;  // refused by the far node
+    std::uint64_t received = 0;       // taken in (not duplicates)
+    std::uint64_t replies_sent = 0;   // sendbacks
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+  };
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+  std::size_t in_flight() const { return pending_.size(); }
+  std::uint32_t max_rate() const { return max_rate_; }
+  codec::RateUnit max_rate_unit() const { return rate_unit_; }
+  bool handshaking() const { return !up_ && !transport_->is_closing(); }
+
+  // The ACL as it applies to the user the far node logged in as (links this node accepted;
+  // null for links it dialled, whose far node it chose): what it may push into (write) and
+  // draw demand from (read), per destination.
+  auth::Permissions* permissions() { return permissions_.get(); }
+  const std::string& user() const { return user_; }
   // The configured name, or the peer's address for an accepted link.
   const std::string& name() const { return name_; }
   const std::string& log_prefix() const { return transport_->log_prefix(); }
@@ -66,6 +92,9 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   // setMaxRate from the far node: pushes over this link wait for the token bucket (rate 0
   // lifts the limit). They queue here, bounded by the forwarding consumers' prefetch, so the
   // sending side's queues hold the rest.
+  // Sends a reply back (sendback); `done` as for push. Not held by the token bucket: replies
+  // are few and answer requests this link already carried.
+  void sendback(codec::SendbackRequest request, PushDone done);
   void set_max_rate(std::uint32_t rate, codec::RateUnit unit);
   std::size_t throttled() const { return throttled_.size(); }
   // Answers a request (the Node's answer to a push comes back here).
@@ -88,7 +117,11 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   Node& node_;
   std::uint64_t id_;
   std::int32_t session_;
-  const LinkOptions* outbound_;
+  std::shared_ptr<const LinkOptions> outbound_;
+  Counters counters_;
+  std::unique_ptr<auth::Permissions> permissions_;
+  std::string user_;
+  std::uint32_t max_rate_ = 0;
   std::string name_;
   codec::Id128 peer_id_;
   bool up_ = false;

@@ -6,6 +6,7 @@
 #include "federation/forwarding_consumer.hpp"
 #include "federation/link.hpp"
 #include "federation/node_id.hpp"
+#include "federation/seen_record.hpp"
 #include "net/connection.hpp"
 
 namespace carrier::federation {
@@ -35,64 +36,104 @@ Node::Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker&
       broker_(broker),
       auth_(auth),
       demand_(options_.ttl),
-      dedup_(options_.dedup_window) {
-  dialers_.reserve(options_.links.size());
+      dedup_(options_.dedup_window),
+      replies_(options_.reply_routes, std::chrono::milliseconds(options_.reply_route_idle_ms)),
+      reply_prefix_("carrier-" + to_hex(id) + ".") {
   for (const auto& link : options_.links) {
-    dialers_.push_back(Dialer{link, ReconnectBackoff(options_.reconnect_min_ms, options_.reconnect_max_ms), nullptr});
+    dialers_.push_back(std::make_shared<Dialer>(
+        Dialer{link, ReconnectBackoff(options_.reconnect_min_ms, options_.reconnect_max_ms), nullptr}));
   }
 }
 
 Node::~Node() = default;
 
-void Node::start() {
-  log()->info("federation node {}: {} configured link(s)", to_hex(id_), dialers_.size());
-  for (std::size_t i = 0; i < dialers_.size(); ++i) {
-    dialers_[i].timer = std::make_unique<net::asio::steady_timer>(pool_.context(kHome));
-    dial(i);
-  }
+void Node::remember(const model::MessageId& id) {
+  if (dedup_.find(id) == nullptr) dedup_.insert(id, HopInfo{options_.ttl, 0, id_, id_, {}, {}}, &stale_seen_);
 }
 
-void Node::dial(std::size_t index) {
-  if (stopping_) return;
-  auto& d = dialers_[index];
+void Node::restore_seen(const model::Message& record) {
+  auto seen = decode_seen(record);
+  if (!seen) {
+    log()->warn("a {} record that does not decode is dropped: {}", kSeenQueue, record.id.to_string());
+    stale_seen_.push_back(record.id);
+    return;
+  }
+  // The message itself may have been recovered first (remember): the record has its route.
+  if (auto* held = dedup_.find(seen->message)) {
+    if (!held->record.is_nil() && held->record != seen->info.record) stale_seen_.push_back(held->record);
+    *held = std::move(seen->info);
+    return;
+  }
+  dedup_.insert(seen->message, std::move(seen->info), &stale_seen_);
+}
+
+void Node::start() {
+  log()->info("federation node {}: {} configured link(s), {} message id(s) seen", to_hex(id_), dialers_.size(),
+              dedup_.size());
+  if (!stale_seen_.empty()) {
+    std::vector<core::StateRecord> removals;
+    for (const auto& record : stale_seen_) removals.push_back({std::string(kSeenQueue), nullptr, record});
+    stale_seen_.clear();
+    broker_.write_state(std::move(removals), nullptr);
+  }
+  for (const auto& d : dialers_) {
+    d->timer = std::make_unique<net::asio::steady_timer>(pool_.context(kHome));
+    dial(d);
+  }
+  reply_timer_ = std::make_unique<net::asio::steady_timer>(pool_.context(kHome));
+  expire_reply_routes();
+}
+
+void Node::dial(const std::shared_ptr<Dialer>& d) {
+  if (stopping_ || d->removed) return;
   boost::system::error_code ec;
   net::tcp::resolver resolver(pool_.context(kHome));
-  auto endpoints = resolver.resolve(d.options.host, std::to_string(d.options.port), ec);
+  auto endpoints = resolver.resolve(d->options.host, std::to_string(d->options.port), ec);
   if (ec || endpoints.empty()) {
-    log()->warn("link '{}': cannot resolve {}: {}", d.options.name, d.options.host, ec.message());
-    redial(index);
+    log()->warn("link '{}': cannot resolve {}: {}", d->options.name, d->options.host, ec.message());
+    redial(d);
     return;
   }
   auto socket = std::make_shared<net::tcp::socket>(pool_.context(kHome));
   const net::tcp::endpoint target = *endpoints.begin();
-  socket->async_connect(target, [this, index, socket](const boost::system::error_code& error) {
-    if (stopping_) return;
+  socket->async_connect(target, [this, d, socket](const boost::system::error_code& error) {
+    if (stopping_ || d->removed) return;
     if (error) {
-      log()->debug("link '{}': cannot connect: {}", dialers_[index].options.name, error.message());
-      redial(index);
+      log()->debug("link '{}': cannot connect: {}", d->options.name, error.message());
+      redial(d);
       return;
     }
-    start_link(std::move(*socket), &dialers_[index].options);
+    start_link(std::move(*socket), d);
   });
 }
 
-void Node::redial(std::size_t index) {
-  if (stopping_) return;
-  auto& d = dialers_[index];
-  const auto delay = d.backoff.next_delay_ms();
-  d.timer->expires_after(std::chrono::milliseconds(delay));
-  d.timer->async_wait([this, index](const boost::system::error_code& ec) {
-    if (!ec) dial(index);
+void Node::redial(const std::shared_ptr<Dialer>& d) {
+  if (stopping_ || d->removed) return;
+  const auto delay = d->backoff.next_delay_ms();
+  d->timer->expires_after(std::chrono::milliseconds(delay));
+  d->timer->async_wait([this, d](const boost::system::error_code& ec) {
+    if (!ec) dial(d);
   });
 }
 
 void Node::accept(net::tcp::socket socket) { start_link(std::move(socket), nullptr); }
 
-void Node::start_link(net::tcp::socket socket, const LinkOptions* outbound) {
+std::shared_ptr<Node::Dialer> Node::dialer_of(const Link& link) const {
+  if (link.outbound() == nullptr) return nullptr;
+  for (const auto& d : dialers_) {
+    if (&d->options == link.outbound()) return d;
+  }
+  return nullptr;
+}
+
+void Node::start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer) {
   auto connection = std::make_shared<net::Connection>(std::move(socket), kHome, "federation");
   const std::uint64_t id = next_link_++;
   const std::int32_t session = next_session_++;
-  auto link = std::make_shared<Link>(connection, *this, id, session, outbound);
+  // The link shares its options with the dialer (aliasing): it may outlive a removal.
+  std::shared_ptr<const LinkOptions> outbound;
+  if (dialer) outbound = std::shared_ptr<const LinkOptions>(dialer, &dialer->options);
+  auto link = std::make_shared<Link>(connection, *this, id, session, std::move(outbound));
   links_.emplace(id, link);
   connection->start(link);
   link->begin();
@@ -129,9 +170,7 @@ bool Node::advertisement_changed(const Link& link) const {
 }
 
 void Node::link_up(Link& link) {
-  for (auto& d : dialers_) {
-    if (&d.options == link.outbound()) d.backoff.reset();
-  }
+  if (auto d = dialer_of(link)) d->backoff.reset();
 }
 
 void Node::link_closed(Link& link) {
@@ -143,15 +182,40 @@ void Node::link_closed(Link& link) {
   advertised_.erase(id);
   demand_.remove_peer(id);
   demand_changed();
-  for (std::size_t i = 0; i < dialers_.size(); ++i) {
-    if (&dialers_[i].options != link.outbound()) continue;
-    if (link.is_up() && !link.misbehaved()) dialers_[i].backoff.reset();
-    redial(i);
+  if (auto d = dialer_of(link)) {
+    if (link.is_up() && !link.misbehaved()) d->backoff.reset();
+    redial(d);
   }
 }
 
+std::string Node::topic_backlog_name(const codec::Id128& peer, const std::string& filter) {
+  return "federation:" + to_hex(peer) + ":" + filter;
+}
+
 void Node::peer_advertised(Link& link, Demand demand) {
+  // Demand the far node's user may not consume is not taken: nothing is forwarded to it here,
+  // nor is the demand passed on (other nodes would send messages here that cannot go on).
+  if (auto* p = link.permissions(); p != nullptr) {
+    std::erase_if(demand, [p, &link](const auto& entry) {
+      auto d = model::Destination::from_key(entry.first);
+      if (!d || (d->kind != model::DestinationKind::queue && d->kind != model::DestinationKind::topic)) return false;
+      if (p->allows(auth::Right::read, *d)) return false;
+      log()->debug("{} demand for {} ignored: {}", link.log_prefix(), entry.first,
+                   auth::access_denied_detail(link.user(), "subscribe to", d->uri()));
+      return true;
+    });
+  }
   log()->debug("{} the far node has demand for {} destination(s)", link.log_prefix(), demand.size());
+  // Topic demand the far node withdrew (it advertised it on this link before, and not now):
+  // its waiting messages are of no use to it. A link's first advertisement withdraws nothing:
+  // a restarted node's consumers may not be back yet (the idle expiry cleans up after those
+  // that never come back).
+  for (const auto& [key, distance] : demand_.peer(link.id())) {
+    if (demand.contains(key)) continue;
+    auto d = model::Destination::from_key(key);
+    if (!d || d->kind != model::DestinationKind::topic) continue;
+    withdrawn_.push_back(topic_backlog_name(link.peer_id(), d->name));
+  }
   demand_.set_peer(link.id(), std::move(demand));
   demand_changed();
 }
@@ -159,6 +223,12 @@ void Node::peer_advertised(Link& link, Demand demand) {
 void Node::demand_changed() {
   for (auto& [id, link] : links_) link->advertise();
   refresh_forwarding();
+  // After refresh_forwarding detached their consumers.
+  for (auto& name : withdrawn_) {
+    log()->debug("topic backlog {} removed: its demand was withdrawn", name);
+    broker_.remove_subscription(std::move(name), nullptr);
+  }
+  withdrawn_.clear();
 }
 
 void Node::refresh_forwarding() {
@@ -204,6 +274,14 @@ void Node::refresh_forwarding() {
     request.prefetch = options_.max_in_flight;
     request.consumer = consumer;
     request.bridge = true;
+    if (destination.kind == model::DestinationKind::topic) {
+      // Store and forward for topics: the link's messages wait in a durable subscription of
+      // its own while the link is down (or paused), and one not attached to for
+      // topic_backlog_idle_ms goes with them.
+      request.subscription_name = topic_backlog_name(links_.at(key.first)->peer_id(), destination.name);
+      request.durable = true;
+      request.idle_expiry_ms = options_.topic_backlog_idle_ms;
+    }
     auto id = broker_.subscribe(std::move(request), nullptr);
     if (!id) {
       log()->warn("cannot forward {}: {}", key.second, id.error().detail);
@@ -220,7 +298,7 @@ void Node::forward(std::uint64_t link_id, core::ConsumerId consumer, core::Deliv
   if (it == links_.end() || !it->second->is_up()) return;
   Link& link = *it->second;
   const model::Message& m = *delivery.message;
-  HopInfo here{options_.ttl, 0, id_, id_, {}};
+  HopInfo here{options_.ttl, 0, id_, id_, {}, {}};
   const HopInfo* hop = dedup_.find(m.id);
   if (hop == nullptr) hop = &here;
   const bool topic = m.destination.kind == model::DestinationKind::topic;
@@ -242,19 +320,31 @@ void Node::forward(std::uint64_t link_id, core::ConsumerId consumer, core::Deliv
   envelope.origin = hop->origin;
   envelope.previous = id_;
   envelope.stack = hop->stack;
-  auto wrapped = codec::wrap_message(m, std::move(envelope));
+  // A reply-to naming a local temporary queue leaves with this node's prefix (sendback.cpp).
+  std::optional<model::Message> renamed;
+  if (auto reply_to = network_reply_to(m); reply_to != m.reply_to) {
+    renamed.emplace(m);
+    renamed->reply_to = std::move(reply_to);
+  }
+  auto wrapped = codec::wrap_message(renamed ? *renamed : m, std::move(envelope));
   if (!wrapped) {
     log()->warn("{} cannot forward {}: {}", link.log_prefix(), m.id.to_string(), wrapped.error().detail);
     settle(consumer, delivery.tag, false);
     return;
   }
   codec::PushRequest push{std::move(*wrapped), {}, link.session()};
-  link.push(std::move(push), [this, consumer, tag = delivery.tag, prefix = link.log_prefix()](const std::string& result) {
+  std::weak_ptr<Link> weak = it->second;
+  link.push(std::move(push), [this, weak, consumer, tag = delivery.tag](const std::string& result) {
+    auto l = weak.lock();
     if (result.starts_with("ok")) {
+      if (l) ++l->counters().pushed;
       settle(consumer, tag, true);
       return;
     }
-    log()->warn("{} push refused: {}", prefix, result);
+    if (l) {
+      ++l->counters().push_failures;
+      log()->warn("{} push refused: {}", l->log_prefix(), result);
+    }
     settle(consumer, tag, false);
   });
 }
@@ -289,25 +379,52 @@ void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest requ
     link.answer(request_id, "error: only named queues and topics are forwarded");
     return;
   }
+  // The far node's user must be allowed to send what it pushes (the ACL's write right).
+  if (auto* p = link.permissions(); p != nullptr && !p->allows(auth::Right::write, message->destination)) {
+    link.answer(request_id, "error: " + auth::access_denied_detail(link.user(), "send to", message->destination.uri()));
+    return;
+  }
   if (auto st = broker_.check_destination(message->destination, false); !st) {
     link.answer(request_id, "error: " + st.error().detail);
     return;
   }
-  HopInfo info{basic.ttl - 1, basic.hops + 1, basic.origin, link.peer_id(), std::move(basic.stack)};
+  HopInfo info{basic.ttl - 1, basic.hops + 1, basic.origin, link.peer_id(), std::move(basic.stack), {}};
   info.stack.push_back(link.session());
   // A stack at its limit could not be pushed again: the message stops here.
   if (info.stack.size() >= options_.limits.max_stack_entries) info.ttl = 0;
   const model::MessageId id = message->id;
-  if (!dedup_.insert(id, std::move(info))) {
+  if (dedup_.find(id) != nullptr) {
+    dedup_.count_duplicate();
     link.answer(request_id, "ok duplicate");
     return;
   }
+  // A persistent message's id is kept in the store with it (in one batch), so a push repeated
+  // after a restart is still a duplicate; the records of ids the window forgets go.
+  std::vector<core::StateRecord> state;
+  model::MessagePtr seen;
+  if (message->persistent) {
+    info.record = broker_.next_message_id();
+    seen = encode_seen(id, info, broker_.now_ms());
+    state.push_back({std::string(kSeenQueue), seen, {}});
+  }
+  std::vector<model::MessageId> forgotten;
+  dedup_.insert(id, std::move(info), &forgotten);
+  for (const auto& record : forgotten) state.push_back({std::string(kSeenQueue), nullptr, record});
+  // Before the send: the reply queue must exist here by the time a responder answers.
+  if (!message->reply_to.empty()) learn_reply_route(*message, dedup_.find(id)->stack);
   auto ptr = std::make_shared<model::Message>(std::move(*message));
   ptr->origin = 0;
   std::weak_ptr<Link> weak = links_.contains(link.id()) ? links_[link.id()] : nullptr;
-  broker_.send({std::move(ptr)}, [this, weak, request_id, id](Status st) {
-    if (!st) dedup_.erase(id);  // not taken: a retry must be
-    if (auto l = weak.lock()) l->answer(request_id, st ? std::string("ok") : "error: " + st.error().detail);
+  broker_.send({std::move(ptr)}, std::move(state), [this, weak, request_id, id, seen](Status st) {
+    if (!st) {
+      // Not taken: a retry must be (the record may have been written even so).
+      dedup_.erase(id);
+      if (seen) broker_.write_state({core::StateRecord{std::string(kSeenQueue), nullptr, seen->id}}, nullptr);
+    }
+    if (auto l = weak.lock()) {
+      if (st) ++l->counters().received;
+      l->answer(request_id, st ? std::string("ok") : "error: " + st.error().detail);
+    }
   });
 }
 

@@ -16,8 +16,10 @@
 #include "federation/demand_table.hpp"
 #include "federation/options.hpp"
 #include "federation/reconnect_backoff.hpp"
+#include "federation/reply_routes.hpp"
 #include "net/asio.hpp"
 #include "net/shard_pool.hpp"
+#include "protocol/federation_links.hpp"
 
 namespace carrier::auth {
 class Authenticator;
@@ -52,7 +54,9 @@ class Node final : public core::DemandObserver {
   // On shard 0: an accepted connection becomes a link.
   void accept(net::tcp::socket socket);
   // Start-up, before the shards run: a message the store holds counts as seen (DedupWindow).
-  void remember(const model::MessageId& id) { dedup_.insert(id, HopInfo{options_.ttl, 0, id_, id_, {}}); }
+  void remember(const model::MessageId& id);
+  // Start-up, before the shards run: a `$federation-seen` record (seen_record.hpp).
+  void restore_seen(const model::Message& record);
   // Any thread: shutting down, no more dialling.
   void stop() { stopping_ = true; }
 
@@ -73,16 +77,27 @@ class Node final : public core::DemandObserver {
   void link_closed(Link& link);
   void peer_advertised(Link& link, Demand demand);
   void on_push(Link& link, std::uint32_t request_id, codec::PushRequest request);
+  // A reply travelling back (sendback.cpp): delivered here if this node is the end of its
+  // stack, else passed on to the link the stack names; answered with the far end's answer.
+  void on_sendback(Link& link, std::uint32_t request_id, codec::SendbackRequest request);
   // stopForwarding / restartForwarding: pauses (or resumes) forwarding of `selector` (a
   // destination key as advertised, "queue:orders", or "*" for every one) to node `target`.
   // Paused queue messages wait in their queue; nothing is dropped.
   void set_paused(const codec::Id128& target, const std::string& selector, bool paused);
 
+  // --- links at runtime and what is reported of them (link_admin.cpp), on shard 0 ---
+  protocol::FederationLinks::Report report() const;
+  Status add_link(LinkOptions link);
+  Status remove_link(const std::string& name);
+
  private:
+  // One outbound link: dialled, and dialled again after a back-off whenever it drops, until
+  // removed. Shared with its timers' handlers, which find it removed rather than gone.
   struct Dialer {
     LinkOptions options;
     ReconnectBackoff backoff;
     std::unique_ptr<net::asio::steady_timer> timer;
+    bool removed = false;
   };
   struct Forwarding {
     std::shared_ptr<ForwardingConsumer> consumer;
@@ -90,15 +105,29 @@ class Node final : public core::DemandObserver {
   };
   using ForwardingKey = std::pair<std::uint64_t, std::string>;  // link id, destination key
 
-  void dial(std::size_t index);
-  void redial(std::size_t index);
-  void start_link(net::tcp::socket socket, const LinkOptions* outbound);
+  void dial(const std::shared_ptr<Dialer>& dialer);
+  void redial(const std::shared_ptr<Dialer>& dialer);
+  void start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer);
+  std::shared_ptr<Dialer> dialer_of(const Link& link) const;
   void local_demand(const model::Destination& destination, bool added);
   // Re-advertises to every link whose advertisement changed, and refreshes forwarding.
   void demand_changed();
   void refresh_forwarding();
+  // The durable subscription a topic's messages bound for node `peer` wait in.
+  static std::string topic_backlog_name(const codec::Id128& peer, const std::string& filter);
   void forward(std::uint64_t link_id, core::ConsumerId consumer, core::Delivery delivery);
   void settle(core::ConsumerId consumer, std::uint64_t tag, bool delivered);
+  // --- sendback (sendback.cpp) ---
+  // `m`'s reply-to as it leaves this node: a local temporary queue gets this node's prefix
+  // (`carrier-<node id>.`), so the name is the same and unique on every node it reaches.
+  std::string network_reply_to(const model::Message& m) const;
+  // A request taken in over a link with a network reply-to: remembers the way back and opens
+  // the reply queue here, with a consumer that sends what arrives in it back.
+  void learn_reply_route(const model::Message& m, const std::vector<std::int32_t>& stack);
+  void send_reply(core::ConsumerId consumer, core::Delivery delivery);
+  void forget_reply_routes(const std::vector<std::string>& names);
+  void expire_reply_routes();
+  Link* link_by_session(std::int32_t session);
 
   Options options_;
   codec::Id128 id_;
@@ -106,13 +135,21 @@ class Node final : public core::DemandObserver {
   core::Broker& broker_;
   auth::Authenticator& auth_;
   std::atomic<bool> stopping_{false};
-  std::vector<Dialer> dialers_;  // one per configured link; never resized after construction
+  std::vector<std::shared_ptr<Dialer>> dialers_;  // the outbound links, configured or added
   std::unordered_map<std::uint64_t, std::shared_ptr<Link>> links_;  // open links, by id
   std::unordered_map<std::uint64_t, Demand> advertised_;           // what each link was told
   std::map<ForwardingKey, Forwarding> forwarding_;
   std::set<std::pair<codec::Id128, std::string>> paused_;  // target node, selector
+  std::vector<std::string> withdrawn_;  // topic backlogs to remove once detached
   DemandTable demand_;
   DedupWindow dedup_;
+  ReplyRoutes replies_;
+  std::map<std::string, Forwarding> reply_consumers_;  // by reply queue name
+  std::unique_ptr<net::asio::steady_timer> reply_timer_;
+  std::string reply_prefix_;  // "carrier-<node id>."
+  // `$federation-seen` records to remove once the shards run (forgotten during recovery, or
+  // not decodable).
+  std::vector<model::MessageId> stale_seen_;
   std::uint64_t next_link_ = 1;
   std::int32_t next_session_ = 1;
 };

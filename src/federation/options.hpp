@@ -33,6 +33,12 @@ struct Options {
   // Pushes awaiting the far node's answer, per destination and link (the forwarding
   // consumer's prefetch).
   std::uint32_t max_in_flight = 100;
+  // A topic's messages bound for a link wait in a durable subscription while the link is down;
+  // one no link has attached to for this long is deleted with its messages.
+  std::uint32_t topic_backlog_idle_ms = 3600000;
+  // Ways back for replies (sendback) remembered, and how long an unused one is kept.
+  std::uint32_t reply_routes = 10000;
+  std::uint32_t reply_route_idle_ms = 600000;
   codec::Limits limits;
 };
 

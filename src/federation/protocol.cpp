@@ -3,6 +3,7 @@
 #include "core/broker.hpp"
 #include "federation/node.hpp"
 #include "federation/node_id.hpp"
+#include "federation/seen_record.hpp"
 #include "net/connection.hpp"
 
 namespace carrier::federation {
@@ -11,7 +12,7 @@ namespace {
 
 constexpr model::ShardId kHome{0};
 
-class FederationProtocol final : public protocol::Protocol {
+class FederationProtocol final : public protocol::Protocol, public protocol::FederationLinks {
  public:
   FederationProtocol(const protocol::Context& context, net::ShardPool& pool, net::ListenerOptions listener,
                      std::unique_ptr<Node> node)
@@ -43,7 +44,12 @@ class FederationProtocol final : public protocol::Protocol {
   // Sees every record no other protocol took, and takes none: a message this node holds after
   // a restart counts as seen, so a push of it repeated after the restart (the previous hop
   // never got the answer) is a duplicate rather than a second copy.
-  bool recover(std::string_view /*queue_key*/, const model::Message& message) override {
+  // `$federation-seen` records are federation's own (seen_record.hpp).
+  bool recover(std::string_view queue_key, const model::Message& message) override {
+    if (queue_key == seen_queue_key_) {
+      node_->restore_seen(message);
+      return true;
+    }
     node_->remember(message.id);
     return false;
   }
@@ -57,9 +63,29 @@ class FederationProtocol final : public protocol::Protocol {
     return true;
   }
 
+  // protocol::FederationLinks: the node's state lives on shard 0; answers go back to the caller.
+  void report(model::ShardId reply_on, std::function<void(Report)> done) override {
+    pool_.post(kHome, [this, reply_on, done = std::move(done)]() mutable {
+      pool_.post(reply_on, [done = std::move(done), r = node_->report()]() mutable { done(std::move(r)); });
+    });
+  }
+  void add_link(NewLink link, model::ShardId reply_on, std::function<void(Status)> done) override {
+    pool_.post(kHome, [this, link = std::move(link), reply_on, done = std::move(done)]() mutable {
+      LinkOptions options{link.name, link.host, link.port, link.username, link.password, link.cost};
+      pool_.post(reply_on, [done = std::move(done), st = node_->add_link(std::move(options))]() { done(st); });
+    });
+  }
+  void remove_link(std::string name, model::ShardId reply_on, std::function<void(Status)> done) override {
+    pool_.post(kHome, [this, name = std::move(name), reply_on, done = std::move(done)]() mutable {
+      pool_.post(reply_on, [done = std::move(done), st = node_->remove_link(name)]() { done(st); });
+    });
+  }
+
  private:
   net::ShardPool& pool_;
   std::unique_ptr<Node> node_;
+  const std::string seen_queue_key_ =
+      model::Destination{model::DestinationKind::queue, std::string(kSeenQueue)}.key();
 };
 
 }  // namespace

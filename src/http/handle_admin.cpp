@@ -36,8 +36,10 @@ void Session::route_operations(const std::vector<std::string_view>& parts, std::
       nlohmann::json body{{"status", r.ready ? "ready" : "not ready"}, {"reasons", r.reasons}};
       respond(r.ready ? 200 : 503, "application/json", body.dump());
     } else {
-      service->metrics(broker_, [reply = responder()](std::string text) {
-        reply(200, admin::PrometheusText::kContentType, std::move(text));
+      service->metrics(broker_, [reply = responder(), protocols = protocols_, shard = broker_.shard()](std::string text) {
+        append_federation_metrics(protocols, shard, std::move(text), [reply](std::string all) {
+          reply(200, admin::PrometheusText::kContentType, std::move(all));
+        });
       });
     }
     return;

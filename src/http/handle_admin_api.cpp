@@ -127,6 +127,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     return;
   }
   const std::string_view resource = parts[2];
+  if (resource == "federation") return route_federation_admin(parts);
   auto reply = responder();
   auto fail = [this](const Error& e) { problem(e); };
 

@@ -136,6 +136,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // GET /console/...: the web console's embedded files, served without credentials (console/handle_console.cpp).
   static bool is_console_path(std::string_view path);
   void handle_console(std::string_view path);
+  // /admin/v1/federation/links[/{name}] (handle_federation_admin.cpp).
+  void route_federation_admin(const std::vector<std::string_view>& parts);
   // Answers the current request from a later callback (a collection across shards): does
   // nothing if the connection or that request is gone by then. A status >= 400 sends `body` as
   // a problem's detail.
@@ -225,5 +227,10 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   session::WrittenAcks event_acks_;
   session::SlowConsumer slow_consumer_;
 };
+
+// /metrics: `text` with the federation's carrier_federation_* series appended (if it runs), to
+// `done` on `shard` (handle_federation_admin.cpp).
+void append_federation_metrics(const protocol::ProtocolSet* protocols, model::ShardId shard, std::string text,
+                               std::function<void(std::string)> done);
 
 }  // namespace carrier::http

@@ -10,24 +10,35 @@ from helpers.wait import wait_for
 class Node:
     """A broker (from broker_factory) plus its federation port; `links` are the nodes it dials."""
 
-    def __init__(self, factory, name, links=(), ttl=None, extra="", link_extra="", users=None):
+    def __init__(self, factory, name, links=(), ttl=None, extra="", link_extra="", users=None, acl=None,
+                 host="127.0.0.1", **broker_kwargs):
         """`extra`: more [federation] keys; `link_extra`: more keys for each [[federation.link]];
-        `users`: users-file lines (then the node checks credentials, anonymous clients allowed)."""
+        `users`: users-file lines (then the node checks credentials, anonymous clients allowed);
+        `acl`: the ACL file's text (with `users`); `host`: the address links are accepted on;
+        `broker_kwargs` go to the factory (preexec_fn to run it in a network namespace)."""
         self.name = name
+        self.host = host
         self.fed_port = free_port()
-        text = "[federation]\n" + f'listen = "127.0.0.1:{self.fed_port}"\n'
+        text = "[federation]\n" + f'listen = "{host}:{self.fed_port}"\n'
         text += "reconnect_min_ms = 50\nreconnect_max_ms = 500\n"
         if ttl is not None:
             text += f"ttl = {ttl}\n"
         text += extra
         for target in links:
             text += ("[[federation.link]]\n" f'name = "{name}-{target.name}"\n'
-                     f'connect = "127.0.0.1:{target.fed_port}"\n' + link_extra)
+                     f'connect = "{target.host}:{target.fed_port}"\n' + link_extra)
         if users is not None:
             text += '[auth]\nusers_file = "users.txt"\nanonymous = true\nfailure_delay_ms = 0\n'
-        self.broker = factory(start=False, config=text)
+            if acl is not None:
+                text += 'acl_file = "acl.txt"\n'
+        elif not host.startswith("127."):
+            # Inside a namespace the test made: no user, and anyone the veth reaches may link.
+            text += "[auth]\nallow_anonymous = true\n"
+        self.broker = factory(start=False, config=text, **broker_kwargs)
         if users is not None:
             (self.broker.workdir / "users.txt").write_text("\n".join(users) + "\n")
+        if acl is not None:
+            (self.broker.workdir / "acl.txt").write_text(acl)
         self.broker.start()
 
     def established(self):

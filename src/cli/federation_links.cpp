@@ -1,0 +1,160 @@
+// carrier federation add|remove|list: a running node's links changed and listed at runtime
+// through its admin API (POST/DELETE/GET /admin/v1/federation/links, docs/federation.md).
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "net/asio.hpp"  // before Beast: it includes Asio
+
+#include <boost/beast/core/detail/base64.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/federation.hpp"
+
+namespace carrier::cli {
+
+namespace {
+
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+
+struct LinkArgs {
+  std::string server = "127.0.0.1:8080";
+  std::string user;
+  std::string name;
+  std::string connect;
+  std::string username;
+  std::int32_t cost = 1;
+  bool json_out = false;
+};
+
+std::string encode_segment(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// One admin API request; the password of --user from $CARRIER_PASSWORD, as `carrier admin`.
+std::pair<int, std::string> call(const LinkArgs& args, bhttp::verb method, const std::string& target,
+                                 std::string body = {}) {
+  const auto colon = args.server.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
+  const std::string host = args.server.substr(0, colon);
+  net::asio::io_context io;
+  net::tcp::resolver resolver(io);
+  net::tcp::socket socket(io);
+  net::asio::connect(socket, resolver.resolve(host, args.server.substr(colon + 1)));
+  bhttp::request<bhttp::string_body> req(method, target, 11);
+  req.set(bhttp::field::host, host);
+  req.set(bhttp::field::user_agent, "carrier-federation");
+  if (!args.user.empty()) {
+    const char* password = std::getenv("CARRIER_PASSWORD");
+    const std::string plain = args.user + ":" + (password != nullptr ? password : "");
+    std::string encoded(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
+    encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
+    req.set(bhttp::field::authorization, "Basic " + encoded);
+  }
+  if (!body.empty()) req.set(bhttp::field::content_type, "application/json");
+  req.body() = std::move(body);
+  req.prepare_payload();
+  bhttp::write(socket, req);
+  boost::beast::flat_buffer buffer;
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(socket, buffer, res);
+  boost::system::error_code ignored;
+  socket.shutdown(net::tcp::socket::shutdown_both, ignored);
+  return {static_cast<int>(res.result_int()), std::move(res.body())};
+}
+
+void print_table(const json& doc) {
+  std::cout << fmt::format("node {}  dedup {} ids, {} hits  reply routes {}\n", doc.value("node_id", ""),
+                           doc["dedup"].value("size", 0), doc["dedup"].value("hits", 0), doc.value("reply_routes", 0));
+  std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", "NAME", "DIRECTION", "CONNECT", "STATE",
+                           "PUSHED", "RECEIVED", "BACKLOG", "PAUSED");
+  for (const auto& l : doc["links"]) {
+    std::string paused;
+    for (const auto& p : l["paused"]) paused += (paused.empty() ? "" : ",") + p.get<std::string>();
+    std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", l.value("name", ""),
+                             l.value("direction", ""), l.value("connect", ""), l.value("state", ""),
+                             l.value("pushed", 0), l.value("received", 0), l.value("backlog", 0), paused);
+  }
+}
+
+int run(const LinkArgs& args, std::string_view action) {
+  try {
+    std::pair<int, std::string> answer;
+    if (action == "list") {
+      answer = call(args, bhttp::verb::get, "/admin/v1/federation/links");
+    } else if (action == "add") {
+      json body{{"name", args.name}, {"connect", args.connect}, {"cost", args.cost}};
+      if (!args.username.empty()) {
+        body["username"] = args.username;
+        const char* password = std::getenv("CARRIER_FEDERATION_PASSWORD");
+        body["password"] = password != nullptr ? password : "";
+      }
+      answer = call(args, bhttp::verb::post, "/admin/v1/federation/links", body.dump());
+    } else {
+      answer = call(args, bhttp::verb::delete_, "/admin/v1/federation/links/" + encode_segment(args.name));
+    }
+    const auto& [status, text] = answer;
+    if (status >= 400) {
+      std::string detail = text;
+      if (auto doc = json::parse(text, nullptr, false); doc.is_object() && doc.contains("detail")) {
+        detail = doc["detail"].get<std::string>();
+      }
+      std::cerr << "carrier federation: " << status << " " << detail << "\n";
+      return 1;
+    }
+    if (action != "list") {
+      std::cout << "ok\n";
+      return 0;
+    }
+    auto doc = json::parse(text, nullptr, false);
+    if (!doc.is_object() || !doc.contains("links") || !doc.contains("dedup")) {
+      std::cerr << "carrier federation: the answer is not the links' JSON\n";
+      return 1;
+    }
+    if (args.json_out) {
+      std::cout << doc.dump(2) << "\n";
+    } else {
+      print_table(doc);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "carrier federation: " << args.server << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void add_federation_link_commands(CLI::App& federation) {
+  for (std::string_view action : {"add", "remove", "list"}) {
+    auto args = std::make_shared<LinkArgs>();
+    auto* sub = federation.add_subcommand(std::string(action), action == "add"      ? "Add a link the node dials"
+                                                               : action == "remove" ? "Remove a link the node dials"
+                                                                                    : "List the node's links");
+    sub->add_option("--server", args->server, "The node's HTTP listener, HOST:PORT (default 127.0.0.1:8080)");
+    sub->add_option("--user", args->user, "An admin user ([admin] users); password from $CARRIER_PASSWORD");
+    if (action == "list") sub->add_flag("--json", args->json_out, "Print the JSON answer");
+    if (action != "list") sub->add_option("--name", args->name, "The link's name")->required();
+    if (action == "add") {
+      sub->add_option("--connect", args->connect, "The far node's federation listener, HOST:PORT")->required();
+      sub->add_option("--username", args->username,
+                      "A user of the far node ([auth]); password from $CARRIER_FEDERATION_PASSWORD");
+      sub->add_option("--cost", args->cost, "The cost asked for in negotiate (default 1)");
+    }
+    sub->callback([args, action] { std::exit(run(*args, action)); });
+  }
+}
+
+}  // namespace carrier::cli
