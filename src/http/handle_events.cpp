@@ -37,20 +37,26 @@ void append_data(std::string& o, std::string_view text) {
 
 }  // namespace
 
-void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
-  if (!allowed(auth::Right::read, destination, "receive from")) return;
+std::optional<bool> Session::events_format(const codec::Params& params) {
   if (auto unknown = codec::unknown_param(params, {"format"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: format)", unknown->substr(0, 64)));
-    return;
+    return std::nullopt;
   }
   bool json = false;
   if (auto format = codec::find_param(params, "format")) {
     if (*format != "text" && *format != "json") {
       problem(400, fmt::format("format must be text or json, got '{}'", format->substr(0, 64)));
-      return;
+      return std::nullopt;
     }
     json = *format == "json";
   }
+  return json;
+}
+
+void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
+  if (!allowed(auth::Right::read, destination, "receive from")) return;
+  const auto json = events_format(params);
+  if (!json) return;
   if (auto st = broker_.check_destination(destination, true); !st) {
     problem(st.error());
     return;
@@ -64,11 +70,43 @@ void Session::handle_events(const model::Destination& destination, const codec::
     problem(consumer.error());
     return;
   }
+  start_events(*consumer, destination.kind == model::DestinationKind::topic, *json);
+}
+
+void Session::handle_subscription_events(core::SubscribeRequest request, const codec::Params& params) {
+  const auto json = events_format(params);
+  if (!json) return;
+  std::optional<std::string> resume_from;
+  if (auto it = current_->find("Last-Event-ID"); it != current_->end()) {
+    // EventSource sends the id of the last event it got. Our ids are message ids (36 bytes);
+    // anything else is an unknown id (the stream starts from the oldest unconfirmed event).
+    std::string_view id = view(it->value());
+    while (!id.empty() && (id.front() == ' ' || id.front() == '\t')) id.remove_prefix(1);
+    while (!id.empty() && (id.back() == ' ' || id.back() == '\t')) id.remove_suffix(1);
+    if (!id.empty()) resume_from = std::string(id.substr(0, 128));
+  }
+  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this(), broker_);
+  // Acked individually: as they leave the window (confirm_written), or through Last-Event-ID
+  // by the next stream. The credit covers the window and as much again in flight.
+  request.ack_mode = core::AckMode::client_individual;
+  request.prefetch = 2 * options_.events_resume_window;
+  request.consumer = poll_consumer_;
+  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (!consumer) {
+    problem(consumer.error());
+    return;
+  }
+  start_events(*consumer, false, *json);
+  events_->durable = true;
+  events_->resume_from = std::move(resume_from);
+}
+
+void Session::start_events(core::ConsumerId consumer, bool droppable, bool json) {
   // The response has no length: it ends when the connection does. Requests pipelined behind
   // it are never answered.
   keep_alive_ = false;
   set_max_queued_bytes(options_.max_pending_output_bytes);
-  events_ = Events{*consumer, destination.kind == model::DestinationKind::topic, json, {}, 0};
+  events_ = Events{consumer, droppable, json, {}, 0, false, {}, std::nullopt};
   out().append(
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
       "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n: carrier event stream\n\n");
@@ -94,6 +132,7 @@ void Session::events_keep_alive() {
 
 void Session::deliver_events(core::ConsumerId id, std::vector<core::Delivery> batch) {
   if (is_closing() || !events_ || events_->consumer != id) return;  // the queue takes them back
+  if (events_->resume_from) resume_events(batch);
   std::vector<std::uint64_t> dropped;
   for (auto& d : batch) {
     if (events_->held_next == events_->held.size() && !output_full()) {
@@ -133,6 +172,49 @@ void Session::write_event(const core::Delivery& d) {
     }
   }
   event_acks_.stage(events_->consumer, d.tag);
+}
+
+void Session::resume_events(std::vector<core::Delivery>& batch) {
+  // The subscription's queue hands out in arrival order, and the previous stream's unconfirmed
+  // events went back to it at their places: they are the head of this first batch (the credit
+  // is twice the window, so they all fit). The client had everything through its id.
+  const std::string wanted = std::move(*events_->resume_from);
+  events_->resume_from.reset();
+  std::size_t through = batch.size();
+  char id[36];
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    batch[i].message->id.to_chars(id);
+    if (wanted == std::string_view(id, sizeof id)) {
+      through = i;
+      break;
+    }
+  }
+  if (through == batch.size()) {
+    // Unknown: older than the window (so confirmed: all that is left came after it) or never
+    // ours. Nothing is skipped; a comment says so.
+    out().append(": Last-Event-ID not among the unconfirmed events; resuming from the oldest\n\n");
+    return;
+  }
+  std::vector<std::uint64_t> had;
+  had.reserve(through + 1);
+  for (std::size_t i = 0; i <= through; ++i) had.push_back(batch[i].tag);
+  broker_.ack(events_->consumer, std::move(had), nullptr);
+  batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(through + 1));
+}
+
+void Session::confirm_written(core::ConsumerId consumer, std::vector<std::uint64_t> tags) {
+  if (!events_ || !events_->durable || events_->consumer != consumer) {
+    broker_.ack(consumer, std::move(tags), nullptr);
+    return;
+  }
+  auto& window = events_->window;
+  window.insert(window.end(), tags.begin(), tags.end());
+  if (window.size() <= options_.events_resume_window) return;
+  // The oldest count as received: this many newer events were written after them.
+  const auto excess = window.size() - options_.events_resume_window;
+  std::vector<std::uint64_t> confirmed(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(excess));
+  window.erase(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(excess));
+  broker_.ack(consumer, std::move(confirmed), nullptr);
 }
 
 void Session::drain_events() {
