@@ -97,7 +97,7 @@ void Session::handle_subscription_events(core::SubscribeRequest request, const c
     return;
   }
   start_events(*consumer, false, *json);
-  events_->durable = true;
+  events_->window.emplace(options_.events_resume_window);
   events_->resume_from = std::move(resume_from);
 }
 
@@ -106,7 +106,7 @@ void Session::start_events(core::ConsumerId consumer, bool droppable, bool json)
   // it are never answered.
   keep_alive_ = false;
   set_max_queued_bytes(options_.max_pending_output_bytes);
-  events_ = Events{consumer, droppable, json, {}, 0, false, {}, std::nullopt};
+  events_ = Events{consumer, droppable, json, {}, 0, std::nullopt, std::nullopt};
   out().append(
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
       "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n: carrier event stream\n\n");
@@ -180,41 +180,26 @@ void Session::resume_events(std::vector<core::Delivery>& batch) {
   // is twice the window, so they all fit). The client had everything through its id.
   const std::string wanted = std::move(*events_->resume_from);
   events_->resume_from.reset();
-  std::size_t through = batch.size();
-  char id[36];
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    batch[i].message->id.to_chars(id);
-    if (wanted == std::string_view(id, sizeof id)) {
-      through = i;
-      break;
-    }
-  }
-  if (through == batch.size()) {
+  const auto through = find_last_event(batch, wanted);
+  if (!through) {
     // Unknown: older than the window (so confirmed: all that is left came after it) or never
     // ours. Nothing is skipped; a comment says so.
     out().append(": Last-Event-ID not among the unconfirmed events; resuming from the oldest\n\n");
     return;
   }
   std::vector<std::uint64_t> had;
-  had.reserve(through + 1);
-  for (std::size_t i = 0; i <= through; ++i) had.push_back(batch[i].tag);
+  had.reserve(*through + 1);
+  for (std::size_t i = 0; i <= *through; ++i) had.push_back(batch[i].tag);
   broker_.ack(events_->consumer, std::move(had), nullptr);
-  batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(through + 1));
+  batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(*through + 1));
 }
 
 void Session::confirm_written(core::ConsumerId consumer, std::vector<std::uint64_t> tags) {
-  if (!events_ || !events_->durable || events_->consumer != consumer) {
-    broker_.ack(consumer, std::move(tags), nullptr);
-    return;
+  if (events_ && events_->window && events_->consumer == consumer) {
+    tags = events_->window->written(tags);
+    if (tags.empty()) return;
   }
-  auto& window = events_->window;
-  window.insert(window.end(), tags.begin(), tags.end());
-  if (window.size() <= options_.events_resume_window) return;
-  // The oldest count as received: this many newer events were written after them.
-  const auto excess = window.size() - options_.events_resume_window;
-  std::vector<std::uint64_t> confirmed(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(excess));
-  window.erase(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(excess));
-  broker_.ack(consumer, std::move(confirmed), nullptr);
+  broker_.ack(consumer, std::move(tags), nullptr);
 }
 
 void Session::drain_events() {

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <functional>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +18,7 @@
 #include "core/broker.hpp"
 #include "http/codec/query.hpp"
 #include "http/options.hpp"
+#include "http/resume_window.hpp"
 #include "net/handshake_limit.hpp"
 #include "session/protocol_session.hpp"
 #include "session/slow_consumer.hpp"
@@ -223,11 +223,9 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
     bool json = false;
     std::vector<core::Delivery> held;
     std::size_t held_next = 0;
-    // A durable subscription's stream (docs/http.md, "Resuming an event stream"): written
-    // events stay unacked in `window` (oldest first, at most events_resume_window tags), so
-    // that a reconnect with Last-Event-ID finds them back in the subscription.
-    bool durable = false;
-    std::deque<std::uint64_t> window;
+    // A durable subscription's stream only: its written events wait in the window (acked as
+    // they fall out of it), so that a reconnect with Last-Event-ID finds them in the subscription.
+    std::optional<ResumeWindow> window;
     // The Last-Event-ID the stream was opened with, until its first batch is resolved.
     std::optional<std::string> resume_from;
   };
