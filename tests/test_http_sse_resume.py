@@ -138,16 +138,16 @@ def test_a_never_reading_stream_holds_a_bounded_share(broker_factory):
     port, name, topic = b.http_port, fresh(), f"feed.{uuid.uuid4().hex[:8]}"
     make_subscription(port, name, topic)
     stuck = open_stream(port, name, rcvbuf=4096)  # reads its head, then never again
-    body = "x" * 2000
-    total = 600
-    conn_ids = []
+    body = "x" * 20000
+    total = 1000  # 20 MB: more than the socket buffers on both ends can absorb
+    sent_ids = []
     for i in range(0, total, 100):
         batch = json.dumps([{"body": f"{i + j}:{body}"} for j in range(100)]).encode()
         r = request(port, "POST", f"/v1/topics/{topic}/messages", body=batch,
-                    headers={"Content-Type": "application/json"})
+                    headers={"Content-Type": "application/vnd.carrier.batch+json"})
         assert r.status == 201, r
-        conn_ids += r.json()["ids"]
-    assert len(conn_ids) == total
+        sent_ids += r.json()["ids"]
+    assert len(sent_ids) == total
 
     def stats():
         r = request(port, "GET", "/admin/v1/destinations?filter=" + name)
@@ -155,11 +155,12 @@ def test_a_never_reading_stream_holds_a_bounded_share(broker_factory):
         rows = [d for d in r.json()["items"] if name in d["name"]]
         return rows[0] if rows else None
 
-    row = wait_for(lambda: (lambda r: r if r and r["depth"] + r["unacked"] == total else None)(stats()), 20,
+    row = wait_for(lambda: (lambda r: r if r and r["enqueued"] == total else None)(stats()), 20,
                    "every message in the subscription")
-    # The stream's credit is twice the window: the rest waits in the subscription.
+    # The stream's credit is twice the window. What it wrote went into the kernel's buffers
+    # (acked once past the window); the rest, most of it, waits in the subscription.
     assert row["unacked"] <= 2 * window, row
-    assert row["depth"] >= total - 2 * window, row
+    assert row["depth"] >= total // 2, row
     # Everyone else is served: a poll on the same subscription takes from what waits.
     r = request(port, "GET", f"/v1/subscriptions/{name}/messages?max=10&wait=5s")
     assert r.status == 200 and len(r.json()) == 10, r
