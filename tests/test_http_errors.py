@@ -100,11 +100,11 @@ def test_body_over_the_limit_is_413(broker_factory):
         raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                  f"8000000000000000\r\n".encode())
         status, headers, _ = raw.read_response()
-        assert status in (400, 413) and headers["connection"] == "close", (status, headers)
+        assert status == 413 and headers["connection"] == "close", (status, headers)
     with Raw(b.http_port) as raw:  # a chunk size past 2^64
         raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                  f"1{'0' * 20}\r\n".encode())
-        assert raw.read_response()[0] in (400, 413)
+        assert raw.read_response()[0] == 400
     # Everyone else is still served.
     assert request(b.http_port, "POST", f"/v1/queues/{name()}/messages", body=b"still here").status == 201
 
