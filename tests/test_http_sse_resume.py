@@ -70,6 +70,26 @@ def test_a_stream_killed_mid_way_resumes_after_its_last_event(broker):
         assert e["id"] == newest[0] and e["data"] == "m11"
 
 
+def test_resume_while_the_old_stream_is_still_attached(broker):
+    # The new stream comes before the broker has seen the old one end (a half-open connection):
+    # fresh messages come first; the old one's events when it ends, through the id skipped.
+    port, name, topic = broker.http_port, fresh(), f"feed.{uuid.uuid4().hex[:8]}"
+    make_subscription(port, name, topic)
+    ids = publish(port, topic, [f"o{i}" for i in range(5)])
+    old = open_stream(port, name)
+    got = read(old, 2)
+    with open_stream(port, name, last_event_id=got[-1]["id"]) as s2:
+        # Two streams share the subscription now: this one goes to either.
+        fresh_ids = publish(port, topic, ["new"])
+        old.close()
+        rest = [e["id"] for e in read(s2, 4)]
+        assert sorted(rest) == sorted(ids[2:] + fresh_ids), (rest, ids, fresh_ids)
+        assert [i for i in rest if i in ids] == ids[2:]  # the old ones in order, after the id
+        assert not any("Last-Event-ID not among" in c for c in s2.comments), s2.comments
+        later = publish(port, topic, ["later"])
+        assert s2.next_event()["id"] == later[0]
+
+
 def test_resume_after_a_broker_restart(broker):
     port, name, topic = broker.http_port, fresh(), f"feed.{uuid.uuid4().hex[:8]}"
     make_subscription(port, name, topic)

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -176,17 +178,22 @@ void Session::write_event(const core::Delivery& d) {
 
 void Session::resume_events(std::vector<core::Delivery>& batch) {
   // The subscription's queue hands out in arrival order, and the previous stream's unconfirmed
-  // events went back to it at their places: they are the head of this first batch (the credit
-  // is twice the window, so they all fit). The client had everything through its id.
-  const std::string wanted = std::move(*events_->resume_from);
-  events_->resume_from.reset();
-  const auto through = find_last_event(batch, wanted);
+  // events go back to it at their places, flagged redelivered: they come as one batch, which
+  // is the first one unless the broker has not yet seen the old connection end (then fresh
+  // messages come first, and that batch later). The client had everything through its id.
+  const auto through = find_last_event(batch, *events_->resume_from);
   if (!through) {
-    // Unknown: older than the window (so confirmed: all that is left came after it) or never
-    // ours. Nothing is skipped; a comment says so.
-    out().append(": Last-Event-ID not among the unconfirmed events; resuming from the oldest\n\n");
+    // A batch of returned events without it: unknown (older than the window, so confirmed and
+    // all that is left came after it; or never ours). Nothing is skipped; a comment says so.
+    // A batch of fresh messages only: keep looking (one comparison a delivery).
+    const bool returned = std::any_of(batch.begin(), batch.end(), [](const core::Delivery& d) { return d.redelivered; });
+    if (returned || !model::MessageId::parse(*events_->resume_from)) {
+      events_->resume_from.reset();
+      out().append(": Last-Event-ID not among the unconfirmed events; resuming from the oldest\n\n");
+    }
     return;
   }
+  events_->resume_from.reset();
   std::vector<std::uint64_t> had;
   had.reserve(*through + 1);
   for (std::size_t i = 0; i <= *through; ++i) had.push_back(batch[i].tag);

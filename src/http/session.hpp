@@ -157,8 +157,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // The 200 and its headers, the stream's state, the keep-alive timer.
   void start_events(core::ConsumerId consumer, bool droppable, bool json);
   void write_event(const core::Delivery& d);
-  // A resuming stream's first batch: what the client had (through Last-Event-ID) is confirmed
-  // and taken out of `batch`.
+  // A resuming stream's batches until its Last-Event-ID is resolved: what the client had
+  // (through that id) is confirmed and taken out of `batch`.
   void resume_events(std::vector<core::Delivery>& batch);
   // Written events of a durable stream join its window; past the window the oldest are acked.
   void confirm_written(core::ConsumerId consumer, std::vector<std::uint64_t> tags);
@@ -226,7 +226,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
     // A durable subscription's stream only: its written events wait in the window (acked as
     // they fall out of it), so that a reconnect with Last-Event-ID finds them in the subscription.
     std::optional<ResumeWindow> window;
-    // The Last-Event-ID the stream was opened with, until its first batch is resolved.
+    // The Last-Event-ID the stream was opened with, until found or known not to be there.
     std::optional<std::string> resume_from;
   };
   std::optional<Events> events_;
