@@ -100,7 +100,7 @@ def test_an_eventsource_in_chromium_resumes_across_a_broker_restart(broker, npm_
     assert r.status == 201, r
     node = subprocess.Popen(["node", "eventsource.mjs", f"http://127.0.0.1:{broker.http_port}",
                              f"/v1/subscriptions/{name}/events"], cwd=BROWSER_DIR, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     lines = queue_module.Queue()
     threading.Thread(target=lambda: [lines.put(json.loads(x)) for x in node.stdout if x.startswith("{")],
                      daemon=True).start()
@@ -139,3 +139,5 @@ def test_an_eventsource_in_chromium_resumes_across_a_broker_restart(broker, npm_
             node.wait(timeout=20)
         except subprocess.TimeoutExpired:
             node.kill()
+            node.wait()
+        node.stdout.close()
