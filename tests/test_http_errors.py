@@ -96,6 +96,17 @@ def test_body_over_the_limit_is_413(broker_factory):
         raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                  f"400\r\n{'y' * 1024}\r\n1\r\nz\r\n0\r\n\r\n".encode())
         assert raw.read_response()[0] == 413
+    with Raw(b.http_port) as raw:  # a chunk of 2^63 bytes announced: refused from its size line
+        raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 f"8000000000000000\r\n".encode())
+        status, headers, _ = raw.read_response()
+        assert status == 413 and headers["connection"] == "close", (status, headers)
+    with Raw(b.http_port) as raw:  # a chunk size past 2^64
+        raw.send(f"POST /v1/queues/{name()}/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 f"1{'0' * 20}\r\n".encode())
+        assert raw.read_response()[0] == 400
+    # Everyone else is still served.
+    assert request(b.http_port, "POST", f"/v1/queues/{name()}/messages", body=b"still here").status == 201
 
 
 def test_oversized_headers_are_431(broker):

@@ -64,7 +64,10 @@ def test_mqtt5_responder_through_a_topic(broker, mqtt_client):
 
     def respond():
         while True:
-            msgs = responder.wait_messages(len(seen) + 1, timeout=30)
+            try:
+                msgs = responder.wait_messages(len(seen) + 1, timeout=30)
+            except AssertionError:
+                return  # no more requests: the test has its reply
             m = msgs[len(seen)]
             seen.append(m)
             responder.publish(m.properties.ResponseTopic, b"pong from mqtt", qos=1,

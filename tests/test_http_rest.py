@@ -12,6 +12,7 @@ import pytest
 
 from helpers.http import body_of, receive, request, send
 from helpers.mqtt_clients import mqtt_client  # noqa: F401
+from helpers.sse import EventStream
 from helpers.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,6 +165,27 @@ def test_stomp_send_is_received_over_http(broker, stomp_client):
     stomp_client(broker).send(f"/queue/{q}", "from stomp", headers={"color": "red", "persistent": "true"})
     [m] = receive(broker.http_port, q)
     assert m["body"] == "from stomp" and m["headers"]["color"] == "red" and m["headers"]["persistent"] == "true"
+
+
+def test_mqtt_publish_is_received_over_http(broker, mqtt_client):  # noqa: F811
+    # MQTT -> HTTP both ways a client of the HTTP API receives: a durable subscription's long poll
+    # and its event stream (MQTT's "/" levels are the "." levels of the HTTP names).
+    t = name()
+    r = request(broker.http_port, "PUT", f"/v1/subscriptions/{t}", body=json.dumps({"topic": f"{t}.>"}).encode(),
+                headers={"Content-Type": "application/json"})
+    assert r.status == 201, r
+    m = mqtt_client(broker, version="5")
+    m.publish(f"{t}/kitchen", b"from mqtt", qos=1)
+    r = request(broker.http_port, "GET", f"/v1/subscriptions/{t}/messages?max=10&wait=5s")
+    assert r.status == 200, r
+    [got] = r.json()
+    assert got["body"] == "from mqtt" and got["destination"] == f"/topic/{t}.kitchen", got
+    m.publish(f"{t}/hall", b"\xff\xfebinary from mqtt", qos=1)
+    with EventStream(broker.http_port, f"/v1/subscriptions/{t}/events?format=json") as s:
+        assert s.head()[0] == 200
+        e = s.next_event()
+    got = json.loads(e["data"])
+    assert body_of(got) == b"\xff\xfebinary from mqtt" and got["destination"] == f"/topic/{t}.hall", got
 
 
 @pytest.mark.timeout(60)

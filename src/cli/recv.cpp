@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/tls_flags.hpp"
+#include "client/server_address.hpp"
 #include "client/stomp_client.hpp"
 #include "cli/commands.hpp"
 
@@ -65,14 +66,17 @@ void print(const client::Message& message, bool with_headers) {
 int run_recv(const RecvArgs& args) {
   auto mode = client::parse_ack_mode(args.ack);
   if (!mode) return usage("--ack must be auto, client or client-individual");
-  auto endpoint = client::parse_endpoint(args.server, 61613);
-  if (!endpoint) return usage("--server: " + endpoint.error().detail);
+  auto server = client::parse_server_address(args.server, 61613);
+  if (!server) return usage("--server: " + server.error().detail);
+  const auto* endpoint = &server->endpoint;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout_s * 1000));
 
   client::ConnectOptions connect_options;
   connect_options.login = args.login;
   connect_options.passcode = args.passcode;
   connect_options.tls = args.tls;
+  connect_options.tls.enabled = args.tls.enabled || server->tls;  // wss://
+  connect_options.websocket_path = server->websocket_path;
   connect_options.timeout = std::max(timeout, std::chrono::milliseconds(1000));
   client::StompClient client;
   if (auto s = client.connect(endpoint->host, endpoint->port, connect_options); !s) {
@@ -129,7 +133,7 @@ void add_recv_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--selector", args->selector, "Only messages matching this JMS selector");
   command->add_flag("--headers", args->headers, "Print each message's headers before its body");
-  command->add_option("--server", args->server, "Broker STOMP address HOST:PORT")
+  command->add_option("--server", args->server, "Broker STOMP address HOST:PORT, or ws://HOST:PORT/ws (wss:// over TLS) for STOMP over WebSocket")
       ->capture_default_str();
   command->add_option("--login", args->login, "Login");
   command->add_option("--passcode", args->passcode, "Passcode");

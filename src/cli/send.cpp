@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/tls_flags.hpp"
+#include "client/server_address.hpp"
 #include "client/stomp_client.hpp"
 #include "cli/commands.hpp"
 
@@ -121,8 +122,9 @@ int run_send(const SendArgs& args) {
   if (args.persistent) options.headers.emplace_back("persistent", "true");
   // A persistent message is only safe once the broker says so: always confirm it.
   options.receipt = args.receipt || args.persistent;
-  auto endpoint = client::parse_endpoint(args.server, 61613);
-  if (!endpoint) return usage("--server: " + endpoint.error().detail);
+  auto server = client::parse_server_address(args.server, 61613);
+  if (!server) return usage("--server: " + server.error().detail);
+  const auto* endpoint = &server->endpoint;
 
   std::string error;
   auto body = read_body(args, error);
@@ -133,6 +135,8 @@ int run_send(const SendArgs& args) {
   connect_options.login = args.login;
   connect_options.passcode = args.passcode;
   connect_options.tls = args.tls;
+  connect_options.tls.enabled = args.tls.enabled || server->tls;  // wss://
+  connect_options.websocket_path = server->websocket_path;
   connect_options.timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout_s * 1000));
   client::StompClient client;
@@ -186,7 +190,7 @@ void add_send_command(CLI::App& app) {
   command->add_flag("--persistent", args->persistent,
                     "Mark persistent and wait for the broker to confirm each send");
   command->add_flag("--receipt", args->receipt, "Wait for a receipt for each send");
-  command->add_option("--server", args->server, "Broker STOMP address HOST:PORT")
+  command->add_option("--server", args->server, "Broker STOMP address HOST:PORT, or ws://HOST:PORT/ws (wss:// over TLS) for STOMP over WebSocket")
       ->capture_default_str();
   command->add_option("--login", args->login, "Login");
   command->add_option("--passcode", args->passcode, "Passcode");

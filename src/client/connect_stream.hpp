@@ -12,15 +12,12 @@
 namespace carrier::client {
 
 // Before connecting: TLS set up on `stream` when asked, and the WebSocket framing when
-// `websocket_path` is set (null otherwise), speaking `subprotocol`. WebSocket over TLS (wss) is
-// refused: the upgrade is written on the TCP socket.
+// `websocket_path` is set (null otherwise), speaking `subprotocol`. Both together are wss: the
+// upgrade and the frames go through the TLS session.
 inline Result<std::unique_ptr<WebSocketFraming>> prepare_stream(net::SocketStream& stream,
                                                                 const net::TlsClientOptions& tls,
                                                                 std::string_view websocket_path,
                                                                 std::string_view subprotocol, std::string_view host) {
-  if (!websocket_path.empty() && tls.enabled) {
-    return unexpected(Errc::invalid_argument, "WebSocket over TLS (wss) is not supported by the client");
-  }
   if (auto st = net::use_client_tls(stream, tls, host); !st) return unexpected(std::move(st).error());
   if (websocket_path.empty()) return std::unique_ptr<WebSocketFraming>();
   return std::make_unique<WebSocketFraming>(std::string(websocket_path), std::string(subprotocol));

@@ -441,7 +441,7 @@ asio::awaitable<void> MqttClient::run_session(MqttClient* self, std::string host
     co_return;
   }
   if (self->websocket_) {
-    auto upgraded = co_await self->websocket_->handshake(self->stream_.socket(), host, port);
+    auto upgraded = co_await self->websocket_->handshake(self->stream_, host, port);
     if (self->state_.load() != State::connecting) co_return;
     if (!upgraded) {
       self->end_connection(upgraded.error());

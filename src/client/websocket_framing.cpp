@@ -29,7 +29,7 @@ WebSocketFraming::WebSocketFraming(std::string path, std::string subprotocol)
       decoder_(server_frame_limits()),
       mask_(std::random_device{}()) {}
 
-asio::awaitable<Status> WebSocketFraming::handshake(net::tcp::socket& socket, std::string host, std::uint16_t port) {
+asio::awaitable<Status> WebSocketFraming::handshake(net::SocketStream& stream, std::string host, std::uint16_t port) {
   boost::beast::websocket::detail::sec_ws_key_type key;
   boost::beast::websocket::detail::make_sec_ws_key(key);
   const std::string request = fmt::format(
@@ -37,14 +37,14 @@ asio::awaitable<Status> WebSocketFraming::handshake(net::tcp::socket& socket, st
       "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {}\r\n\r\n",
       path_, host, port, std::string_view(key.data(), key.size()), subprotocol_);
   boost::system::error_code ec;
-  co_await asio::async_write(socket, asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
+  co_await stream.async_write(asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return unexpected(Errc::io_error, "WebSocket upgrade: " + ec.message());
   std::string response;
   std::size_t end = std::string::npos;
   while ((end = response.find("\r\n\r\n")) == std::string::npos) {
     if (response.size() > kMaxResponseHead) co_return unexpected(Errc::protocol_error, "WebSocket upgrade: response too long");
     char chunk[2048];
-    const std::size_t n = co_await socket.async_read_some(asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+    const std::size_t n = co_await stream.async_read_some(asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return unexpected(Errc::io_error, "WebSocket upgrade: " + ec.message());
     response.append(chunk, n);
   }

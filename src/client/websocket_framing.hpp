@@ -8,6 +8,7 @@
 #include "base/result.hpp"
 #include "http/codec/websocket_frame.hpp"
 #include "net/asio.hpp"
+#include "net/socket_stream.hpp"
 
 namespace carrier::client {
 
@@ -22,8 +23,9 @@ class WebSocketFraming {
   WebSocketFraming(std::string path, std::string subprotocol);
 
   // Sends the upgrade request and reads the 101 (any other answer is an error, with its status
-  // line). Bytes that followed the response are unwrapped by the next unwrap().
-  net::asio::awaitable<Status> handshake(net::tcp::socket& socket, std::string host, std::uint16_t port);
+  // line) on `stream`, over TLS when it has it (wss). Bytes that followed the response are
+  // unwrapped by the next unwrap().
+  net::asio::awaitable<Status> handshake(net::SocketStream& stream, std::string host, std::uint16_t port);
   // Server frames in `chunk` (any split) -> their payload appended to `input`. An error: a bad
   // frame. After the server's close frame (`closed()`) the rest is ignored.
   Status unwrap(std::string_view chunk, std::string& input);

@@ -165,6 +165,8 @@ constexpr Key kHttpKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.http.max_subscriptions); }},
     {"events_keepalive_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 100, kUint32Max), c.http.events_keepalive_ms); }},
+    {"events_resume_window",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100000), c.http.events_resume_window); }},
     {"max_pending_output_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 64 * 1024, kInt64Max), c.http.max_pending_output_bytes); }},
     {"slow_consumer", [](const Field& f, Config& c) { return read_slow_consumer(f, c.http.slow_consumer); }},

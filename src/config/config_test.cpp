@@ -709,6 +709,11 @@ TEST(ConfigHttp, EventStreamKeys) {
   EXPECT_EQ(c.http.slow_consumer, net::SlowConsumerPolicy::disconnect);
   EXPECT_THAT(toml_error("[http]\nevents_keepalive_ms = 5"), StartsWith("'http.events_keepalive_ms'"));
   EXPECT_THAT(toml_error("[http]\nslow_consumer = \"ignore\""), StartsWith("'http.slow_consumer'"));
+  EXPECT_EQ(d.http.events_resume_window, 1000u);
+  EXPECT_EQ(parse_ok("[http]\nevents_resume_window = 100000\n").http.events_resume_window, 100000u);
+  EXPECT_THAT(toml_error("[http]\nevents_resume_window = 0"), StartsWith("'http.events_resume_window'"));
+  EXPECT_THAT(toml_error("[http]\nevents_resume_window = 9223372036854775807"),
+              StartsWith("'http.events_resume_window'"));
 }
 
 TEST(ConfigHttp, FlagOverridesTheFile) {

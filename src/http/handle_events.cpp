@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -37,20 +39,26 @@ void append_data(std::string& o, std::string_view text) {
 
 }  // namespace
 
-void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
-  if (!allowed(auth::Right::read, destination, "receive from")) return;
+std::optional<bool> Session::events_format(const codec::Params& params) {
   if (auto unknown = codec::unknown_param(params, {"format"})) {
     problem(400, fmt::format("unknown query parameter '{}' (allowed: format)", unknown->substr(0, 64)));
-    return;
+    return std::nullopt;
   }
   bool json = false;
   if (auto format = codec::find_param(params, "format")) {
     if (*format != "text" && *format != "json") {
       problem(400, fmt::format("format must be text or json, got '{}'", format->substr(0, 64)));
-      return;
+      return std::nullopt;
     }
     json = *format == "json";
   }
+  return json;
+}
+
+void Session::handle_events(const model::Destination& destination, const codec::Params& params) {
+  if (!allowed(auth::Right::read, destination, "receive from")) return;
+  const auto json = events_format(params);
+  if (!json) return;
   if (auto st = broker_.check_destination(destination, true); !st) {
     problem(st.error());
     return;
@@ -64,11 +72,43 @@ void Session::handle_events(const model::Destination& destination, const codec::
     problem(consumer.error());
     return;
   }
+  start_events(*consumer, destination.kind == model::DestinationKind::topic, *json);
+}
+
+void Session::handle_subscription_events(core::SubscribeRequest request, const codec::Params& params) {
+  const auto json = events_format(params);
+  if (!json) return;
+  std::optional<std::string> resume_from;
+  if (auto it = current_->find("Last-Event-ID"); it != current_->end()) {
+    // EventSource sends the id of the last event it got. Our ids are message ids (36 bytes);
+    // anything else is an unknown id (the stream starts from the oldest unconfirmed event).
+    std::string_view id = view(it->value());
+    while (!id.empty() && (id.front() == ' ' || id.front() == '\t')) id.remove_prefix(1);
+    while (!id.empty() && (id.back() == ' ' || id.back() == '\t')) id.remove_suffix(1);
+    if (!id.empty()) resume_from = std::string(id.substr(0, 128));
+  }
+  if (!poll_consumer_) poll_consumer_ = std::make_shared<PollConsumer>(shared_from_this(), broker_);
+  // Acked individually: as they leave the window (confirm_written), or through Last-Event-ID
+  // by the next stream. The credit covers the window and as much again in flight.
+  request.ack_mode = core::AckMode::client_individual;
+  request.prefetch = 2 * options_.events_resume_window;
+  request.consumer = poll_consumer_;
+  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (!consumer) {
+    problem(consumer.error());
+    return;
+  }
+  start_events(*consumer, false, *json);
+  events_->window.emplace(options_.events_resume_window);
+  events_->resume_from = std::move(resume_from);
+}
+
+void Session::start_events(core::ConsumerId consumer, bool droppable, bool json) {
   // The response has no length: it ends when the connection does. Requests pipelined behind
   // it are never answered.
   keep_alive_ = false;
   set_max_queued_bytes(options_.max_pending_output_bytes);
-  events_ = Events{*consumer, destination.kind == model::DestinationKind::topic, json, {}, 0};
+  events_ = Events{consumer, droppable, json, {}, 0, std::nullopt, std::nullopt};
   out().append(
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
       "X-Accel-Buffering: no\r\nConnection: close\r\n\r\n: carrier event stream\n\n");
@@ -94,6 +134,7 @@ void Session::events_keep_alive() {
 
 void Session::deliver_events(core::ConsumerId id, std::vector<core::Delivery> batch) {
   if (is_closing() || !events_ || events_->consumer != id) return;  // the queue takes them back
+  if (events_->resume_from) resume_events(batch);
   std::vector<std::uint64_t> dropped;
   for (auto& d : batch) {
     if (events_->held_next == events_->held.size() && !output_full()) {
@@ -133,6 +174,39 @@ void Session::write_event(const core::Delivery& d) {
     }
   }
   event_acks_.stage(events_->consumer, d.tag);
+}
+
+void Session::resume_events(std::vector<core::Delivery>& batch) {
+  // The subscription's queue hands out in arrival order, and the previous stream's unconfirmed
+  // events go back to it at their places, flagged redelivered: they come as one batch, which
+  // is the first one unless the broker has not yet seen the old connection end (then fresh
+  // messages come first, and that batch later). The client had everything through its id.
+  const auto through = find_last_event(batch, *events_->resume_from);
+  if (!through) {
+    // A batch of returned events without it: unknown (older than the window, so confirmed and
+    // all that is left came after it; or never ours). Nothing is skipped; a comment says so.
+    // A batch of fresh messages only: keep looking (one comparison a delivery).
+    const bool returned = std::any_of(batch.begin(), batch.end(), [](const core::Delivery& d) { return d.redelivered; });
+    if (returned || !model::MessageId::parse(*events_->resume_from)) {
+      events_->resume_from.reset();
+      out().append(": Last-Event-ID not among the unconfirmed events; resuming from the oldest\n\n");
+    }
+    return;
+  }
+  events_->resume_from.reset();
+  std::vector<std::uint64_t> had;
+  had.reserve(*through + 1);
+  for (std::size_t i = 0; i <= *through; ++i) had.push_back(batch[i].tag);
+  broker_.ack(events_->consumer, std::move(had), nullptr);
+  batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(*through + 1));
+}
+
+void Session::confirm_written(core::ConsumerId consumer, std::vector<std::uint64_t> tags) {
+  if (events_ && events_->window && events_->consumer == consumer) {
+    tags = events_->window->written(tags);
+    if (tags.empty()) return;
+  }
+  broker_.ack(consumer, std::move(tags), nullptr);
 }
 
 void Session::drain_events() {

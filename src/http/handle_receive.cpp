@@ -153,6 +153,10 @@ void Session::answer_poll(std::vector<core::Delivery> batch) {
     }
     settling.leased = !settling.leases.empty();  // else detached after the write, as ack=auto
   } else {
+    // Answered: the consumer must take no more. Until its detach (after the write) reaches the
+    // queue's shard it still has credit there, and what the queue gave it meanwhile would wait
+    // for that detach to come back (counted as a delivery). The pause gets there sooner.
+    broker_.pause(poll_->consumer);
     for (const auto& d : batch) {
       // The consumer's prefetch is `max`: a batch never holds more.
       messages.push_back(delivery_json(d));

@@ -29,20 +29,21 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 
 }  // namespace
 
-void Session::handle_subscription(std::string name, bool messages, const codec::Params& params) {
+void Session::handle_subscription(std::string name, std::string_view resource, const codec::Params& params) {
   const auto method = current_->method();
   if (name.empty() || name.size() > kMaxNameBytes ||
       std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
     problem(400, fmt::format("a subscription name is 1 to {} bytes, without control characters", kMaxNameBytes));
     return;
   }
-  if (messages) {
+  if (!resource.empty()) {
     if (method != bhttp::verb::get) {
       problem(405, fmt::format("{} is not allowed here", view(current_->method_string())), "Allow: GET\r\n");
       return;
     }
-    auto p = poll_params(params);
-    if (!p) return;
+    const bool events = resource == "events";
+    std::optional<PollParams> p;
+    if (!events && !(p = poll_params(params))) return;
     const auto* entry = broker_.named().find(core_name(name));
     if (entry == nullptr) {
       problem(404, fmt::format("no subscription '{}'", name));
@@ -51,13 +52,17 @@ void Session::handle_subscription(std::string name, bool messages, const codec::
     const model::Destination topic{model::DestinationKind::topic, entry->def.filter};
     if (!allowed(auth::Right::read, topic, "receive from")) return;
     // Attached exactly as made: the same definition is found, not replaced.
-    core::SubscribeRequest request{topic, core::AckMode::client_individual, p->max, nullptr};
+    core::SubscribeRequest request{topic, core::AckMode::client_individual, events ? 0 : p->max, nullptr};
     request.subscription_name = core_name(name);
     request.durable = true;
     request.selector = entry->selector;
     request.selector_text = entry->def.selector;
     request.idle_expiry_ms = entry->def.idle_expiry_ms;
-    start_poll(std::move(request), *p);
+    if (events) {
+      handle_subscription_events(std::move(request), params);
+    } else {
+      start_poll(std::move(request), *p);
+    }
     return;
   }
   if (!params.empty()) {

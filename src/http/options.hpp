@@ -56,6 +56,9 @@ struct Options {
   // GET .../events (Server-Sent Events): a comment line is written after this long without an
   // event, so proxies and clients see the stream is alive.
   std::uint32_t events_keepalive_ms = 15000;
+  // GET /v1/subscriptions/{name}/events: written events kept unacked for a Last-Event-ID resume
+  // (the newest this many; older ones count as received). The stream's prefetch is twice this.
+  std::uint32_t events_resume_window = 1000;
   // An event stream's unwritten output; past it, queue messages wait in the core and
   // non-persistent topic messages fall under `slow_consumer` (as in [stomp]).
   std::size_t max_pending_output_bytes = 4u << 20;

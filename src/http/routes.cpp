@@ -108,7 +108,7 @@ void Session::route() {
   }
   const bool leases = parts.size() >= 3 && parts.size() <= 4 && parts[0] == "v1" && parts[1] == "leases" &&
                       (parts.back() == "ack" || parts.back() == "nack");
-  const bool subscription = (parts.size() == 3 || (parts.size() == 4 && parts[3] == "messages")) &&
+  const bool subscription = (parts.size() == 3 || (parts.size() == 4 && (parts[3] == "messages" || parts[3] == "events"))) &&
                             parts[0] == "v1" && parts[1] == "subscriptions";
   if (leases || subscription) {
     if (leases && method != bhttp::verb::post) {
@@ -129,7 +129,7 @@ void Session::route() {
       problem(name.error());
       return;
     }
-    handle_subscription(std::move(*name), parts.size() == 4, *params);
+    handle_subscription(std::move(*name), parts.size() == 4 ? parts[3] : std::string_view(), *params);
     return;
   }
   const bool events = parts.size() == 4 && parts[0] == "v1" && parts[3] == "events";

@@ -358,7 +358,7 @@ void Session::on_write_done() {
   writing_.clear();
   if (events_) {
     event_acks_.on_write_done(
-        [this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) { broker_.ack(consumer, std::move(tags), nullptr); });
+        [this](core::ConsumerId consumer, session::WrittenAcks::Tags tags) { confirm_written(consumer, std::move(tags)); });
     if (!events_->held.empty()) drain_events();
   }
 }

@@ -18,6 +18,7 @@
 #include "core/broker.hpp"
 #include "http/codec/query.hpp"
 #include "http/options.hpp"
+#include "http/resume_window.hpp"
 #include "net/handshake_limit.hpp"
 #include "session/protocol_session.hpp"
 #include "session/slow_consumer.hpp"
@@ -148,12 +149,24 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void release_reservation(const Poll& poll);
   // POST /v1/leases/{id}/{ack,nack}, /v1/leases/{ack,nack}: `id` empty for the batch form (handle_lease.cpp).
   void handle_lease(std::string_view id, std::string_view action, const codec::Params& params);
-  // /v1/subscriptions/{name}[/messages] (handle_subscription.cpp).
-  void handle_subscription(std::string name, bool messages, const codec::Params& params);
+  // /v1/subscriptions/{name}[/messages|/events] (handle_subscription.cpp); `resource` is the
+  // last segment, empty for the subscription itself.
+  void handle_subscription(std::string name, std::string_view resource, const codec::Params& params);
   void put_subscription(std::string name);
   // GET .../events (handle_events.cpp): the response never ends; each delivery is one event.
   void handle_events(const model::Destination& destination, const codec::Params& params);
+  // GET /v1/subscriptions/{name}/events: `request` attaches to the durable subscription.
+  void handle_subscription_events(core::SubscribeRequest request, const codec::Params& params);
+  // nullopt: answered (400). True: format=json.
+  std::optional<bool> events_format(const codec::Params& params);
+  // The 200 and its headers, the stream's state, the keep-alive timer.
+  void start_events(core::ConsumerId consumer, bool droppable, bool json);
   void write_event(const core::Delivery& d);
+  // A resuming stream's batches until its Last-Event-ID is resolved: what the client had
+  // (through that id) is confirmed and taken out of `batch`.
+  void resume_events(std::vector<core::Delivery>& batch);
+  // Written events of a durable stream join its window; past the window the oldest are acked.
+  void confirm_written(core::ConsumerId consumer, std::vector<std::uint64_t> tags);
   void drain_events();
   void events_keep_alive();
   // POST .../messages?reply=wait (handle_reply.cpp): the timeout if asked, nullopt if not.
@@ -215,6 +228,11 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
     bool json = false;
     std::vector<core::Delivery> held;
     std::size_t held_next = 0;
+    // A durable subscription's stream only: its written events wait in the window (acked as
+    // they fall out of it), so that a reconnect with Last-Event-ID finds them in the subscription.
+    std::optional<ResumeWindow> window;
+    // The Last-Event-ID the stream was opened with, until found or known not to be there.
+    std::optional<std::string> resume_from;
   };
   std::optional<Events> events_;
   // A request waiting for its reply on a temporary queue of its own.
