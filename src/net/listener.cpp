@@ -61,7 +61,9 @@ Admission Listener::admit(const tcp::socket& socket) {
   const auto remote = socket.remote_endpoint(ec);
   if (ec) return {};  // gone already: its session sees the close
   auto address = remote.address();
-  if (address.is_v6() && address.to_v6().is_v4_mapped()) address = address.to_v6().to_v4();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  }
   const auto source = address.to_string();
   const auto now = SourceLimiter::Clock::now();
   auto admission = sources_->admit(source, now);

@@ -38,10 +38,12 @@ Session::~Session() = default;
 void Session::begin() {
   if (const auto why = handshake_.refusal(); why && *why != net::Refusal::connecting) {
     // A per-source limit (the listener logged and counted it): refused before reading anything.
-    fail(Refusal::server_busy, *why == net::Refusal::connection_rate
-                                   ? "connecting too fast from this address; try again later"
-                                   : fmt::format("too many connections ({} limit); try again later",
-                                                 net::to_string(*why)));
+    if (*why == net::Refusal::connection_rate) {
+      fail(Refusal::connection_rate_exceeded, "connecting too fast from this address; try again later");
+    } else {
+      fail(Refusal::too_many_connections,
+           fmt::format("too many connections ({} limit); try again later", net::to_string(*why)));
+    }
     flush();
     return;
   }
