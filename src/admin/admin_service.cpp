@@ -35,8 +35,8 @@ void Service::metrics(core::Broker& here, std::function<void(std::string)> done)
           [this, budget, done = std::move(done)](std::vector<ShardSnapshot> s) {
             const auto broker = merge(std::move(s));
             const auto store = store_health();
-            MetricsInput in{info_, uptime_seconds(), broker, store, memory_used(), memory_limit()};
-            in.refusals = net::refusal_counts();
+            MetricsInput in{info_, uptime_seconds(), broker, store, memory_used(), memory_limit(), net::refusal_counts(),
+                            0, 0};
             if (budget != nullptr) {
               in.refusals[static_cast<std::size_t>(net::Refusal::destinations)] += budget->refused();
               in.destinations = budget->count();

@@ -11,7 +11,7 @@ struct Fixture {
   StoreHealth store;
 
   std::string render(const MetricsOptions& options) {
-    return render_metrics(MetricsInput{info, 5, broker, store, 100, 1000}, options);
+    return render_metrics(MetricsInput{info, 5, broker, store, 100, 1000, {}, 0, 0}, options);
   }
 };
 
@@ -36,7 +36,7 @@ TEST(MetricsReport, TotalsConnectionsAndMemory) {
 
 TEST(MetricsReport, RefusalsByReasonAndTheDestinationBudget) {
   Fixture f;
-  MetricsInput in{f.info, 5, f.broker, f.store, 100, 1000};
+  MetricsInput in{f.info, 5, f.broker, f.store, 100, 1000, {}, 0, 0};
   in.refusals[static_cast<std::size_t>(net::Refusal::connection_rate)] = 3;
   in.destinations = 12;
   in.max_destinations = 100;
