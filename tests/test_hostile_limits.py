@@ -19,6 +19,11 @@ from helpers.raw_stomp import RawStomp
 from helpers.wait import wait_for
 
 
+# Loopback clients are exempt from the per-address limits by default; these tests are the
+# machine's "other hosts", so they turn that off.
+LIMITED = "[limits]\nexempt_loopback = false\n"
+
+
 def stomp_from(broker, source, **kw):
     """A STOMP connection from `source`: the CONNECTED or ERROR frame that answers CONNECT."""
     raw = RawStomp(broker.port, source=source, **kw)
@@ -63,7 +68,7 @@ def closed(raw):
 
 @pytest.mark.timeout(60)
 def test_connections_per_source_refused_in_each_protocol_while_another_address_gets_in(broker_factory):
-    broker = broker_factory(store="memory", config="[limits]\nmax_connections_per_source = 3\n")
+    broker = broker_factory(store="memory", config=LIMITED + "max_connections_per_source = 3\n")
     held = []
     try:
         for _ in range(3):
@@ -113,6 +118,7 @@ def test_connections_per_source_refused_in_each_protocol_while_another_address_g
 
 @pytest.mark.timeout(60)
 def test_the_total_cap_answers_503_and_stomp_error(broker_factory):
+    # Loopback exempt (the default): its connections still count in the total.
     broker = broker_factory(store="memory", config="[limits]\nmax_connections = 3\n")
     held = []
     try:
@@ -139,7 +145,7 @@ def test_the_total_cap_answers_503_and_stomp_error(broker_factory):
 @pytest.mark.timeout(60)
 def test_a_connection_flood_from_one_address_is_held_to_its_rate(broker_factory):
     broker = broker_factory(store="memory",
-                            config="[limits]\nconnection_rate_per_source = 5\nconnection_burst_per_source = 5\n")
+                            config=LIMITED + "connection_rate_per_source = 5\nconnection_burst_per_source = 5\n")
     admitted = refused = 0
     started = time.monotonic()
     for _ in range(40):
@@ -175,12 +181,34 @@ def test_a_connection_flood_from_one_address_is_held_to_its_rate(broker_factory)
 
 
 @pytest.mark.timeout(60)
-def test_many_addresses_are_admitted_and_remembered_within_bounds(broker_factory):
-    broker = broker_factory(store="memory", config="[limits]\nmax_sources = 10\nconnection_burst_per_source = 1\n"
-                                                   "connection_rate_per_source = 1\n")
-    # 200 addresses, each once: the bounded table forgets the oldest, so none is refused.
+def test_by_default_loopback_clients_are_not_limited_per_address(broker_factory):
+    broker = broker_factory(store="memory", config="[limits]\nmax_connections_per_source = 5\n"
+                                                   "connection_rate_per_source = 1\nconnection_burst_per_source = 1\n")
+    held = []
+    try:
+        for _ in range(20):  # past both the cap and the rate, from one loopback address
+            raw, frame = stomp_from(broker, "127.0.0.20")
+            assert frame.command == "CONNECTED", frame
+            held.append(raw)
+    finally:
+        for raw in held:
+            raw.close()
+    assert refusals(broker, "connections_per_source") == 0
+    assert refusals(broker, "connection_rate") == 0
+
+
+@pytest.mark.timeout(60)
+def test_many_addresses_each_once_are_all_admitted_by_a_bounded_table(broker_factory):
+    broker = broker_factory(store="memory", config=LIMITED + "max_sources = 10\nconnection_burst_per_source = 1\n"
+                                                            "connection_rate_per_source = 1\n")
+    # 200 addresses, one connection each: the table forgets the oldest, none is refused.
     for i in range(200):
         raw, frame = stomp_from(broker, f"127.1.{i // 250}.{i % 250 + 1}")
         assert frame.command == "CONNECTED", (i, frame)
         raw.close()
     assert refusals(broker, "connection_rate") == 0
+    # An address seen again at once is still held to its rate (it is remembered while it is
+    # among the most recent).
+    raw, frame = stomp_from(broker, "127.1.0.200")
+    raw.close()
+    assert frame.command == "ERROR" and frame.header("message") == "connection rate exceeded", frame

@@ -136,6 +136,8 @@ constexpr Key kLimitsKeys[] = {
      }},
     {"max_sources",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 10'000'000), c.net.sources.max_sources); }},
+    {"exempt_loopback",
+     [](const Field& f, Config& c) { return assign(read_bool(f), c.net.sources.exempt_loopback); }},
     {"max_destinations",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.core.max_destinations); }},
     // One limit, both message protocols: STOMP SEND and MQTT PUBLISH.

@@ -767,7 +767,8 @@ max_sources = 20
 
 TEST(Config, LimitsPerSourceHaveDefaultsAndAreRead) {
   const auto d = parse_ok("");
-  EXPECT_EQ(d.net.sources.max_connections, 10000u);
+  EXPECT_EQ(d.net.sources.max_connections, 60000u);
+  EXPECT_TRUE(d.net.sources.exempt_loopback);
   EXPECT_EQ(d.net.sources.max_connections_per_source, 100u);
   EXPECT_EQ(d.net.sources.connection_rate_per_source, 20u);
   EXPECT_EQ(d.net.sources.connection_burst_per_source, 40u);
@@ -782,6 +783,7 @@ max_connections_per_source = 5
 connection_rate_per_source = 0
 connection_burst_per_source = 7
 max_sources = 9
+exempt_loopback = false
 max_destinations = 11
 max_messages_per_second = 100
 message_burst = 200
@@ -793,6 +795,7 @@ failure_delay_max_ms = 0
   EXPECT_EQ(c.net.sources.connection_rate_per_source, 0u);
   EXPECT_EQ(c.net.sources.connection_burst_per_source, 7u);
   EXPECT_EQ(c.net.sources.max_sources, 9u);
+  EXPECT_FALSE(c.net.sources.exempt_loopback);
   EXPECT_EQ(c.core.max_destinations, 11u);
   EXPECT_EQ(c.stomp.max_messages_per_second, 100u);
   EXPECT_EQ(c.mqtt.max_messages_per_second, 100u);

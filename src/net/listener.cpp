@@ -66,7 +66,8 @@ Admission Listener::admit(const tcp::socket& socket) {
   }
   const auto source = address.to_string();
   const auto now = SourceLimiter::Clock::now();
-  auto admission = sources_->admit(source, now);
+  const bool exempt = sources_->limits().exempt_loopback && address.is_loopback();
+  auto admission = sources_->admit(exempt ? std::string_view() : std::string_view(source), now);
   if (const auto& why = admission.refusal()) {
     count_refusal(*why);
     // A flood must not flood the log: one line per 5 s per listener, with the count since.

@@ -53,6 +53,12 @@ void SourceLimiter::make_room() {
 Admission SourceLimiter::admit(std::string_view source, Clock::time_point now) {
   std::lock_guard lock(mutex_);
   if (connections_ >= limits_.max_connections) return Admission::refused(Refusal::connections);
+  if (source.empty()) {
+    ++connections_;
+    Admission a;
+    a.limiter_ = this;
+    return a;
+  }
   auto found = by_source_.find(source);
   List::iterator it;
   if (found != by_source_.end()) {
@@ -81,6 +87,7 @@ Admission SourceLimiter::admit(std::string_view source, Clock::time_point now) {
 void SourceLimiter::release(const std::string& source) {
   std::lock_guard lock(mutex_);
   --connections_;
+  if (source.empty()) return;  // counted in the total only
   auto found = by_source_.find(source);
   if (found == by_source_.end()) return;  // never: an address with connections is not dropped
   auto it = found->second;

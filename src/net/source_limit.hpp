@@ -63,6 +63,7 @@ class SourceLimiter {
   // Counts a new connection from `source` (an IP address without port), or refuses it: the
   // total first, then the address's open connections, then its rate. A refused attempt spends
   // no token, so a client that retries at the rate still gets in; one that floods stays out.
+  // An empty `source` counts in the total only (an exempt loopback client).
   Admission admit(std::string_view source, Clock::time_point now);
 
   std::size_t connections() const;

@@ -92,5 +92,21 @@ TEST(SourceLimiterTest, AnIdleAddressWithAFullBucketIsForgotten) {
   EXPECT_EQ(limiter.sources(), 0u);
 }
 
+TEST(SourceLimiterTest, AnEmptySourceCountsInTheTotalOnly) {
+  SourceLimiter limiter(limits(3, 1, 1, 1));
+  const auto now = Clock::now();
+  auto a = limiter.admit("", now);
+  auto b = limiter.admit("", now);  // neither the per-source cap nor the rate applies
+  EXPECT_TRUE(a.counted());
+  EXPECT_TRUE(b.counted());
+  EXPECT_EQ(limiter.sources(), 0u);
+  auto c = limiter.admit("10.0.0.1", now);
+  EXPECT_TRUE(c.counted());
+  EXPECT_EQ(limiter.admit("", now).refusal(), Refusal::connections);  // the total does
+  a.release();
+  b.release();
+  EXPECT_EQ(limiter.connections(), 1u);
+}
+
 }  // namespace
 }  // namespace carrier::net
