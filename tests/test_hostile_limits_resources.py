@@ -11,22 +11,22 @@ import uuid
 
 import pytest
 
-from helpers.http import request
+from helpers.http import basic, request
 from helpers.raw_mqtt import CONNACK, PINGREQ_BYTES, PINGRESP, RawMqtt, connect as mqtt_connect
 from helpers.raw_stomp import RawStomp, encode_frame
 from helpers.users import passwd_line
 from helpers.wait import wait_for
 
 
-def metric(broker, name, labels=""):
-    text = request(broker.http_port, "GET", "/metrics").body.decode()
+def metric(broker, name, labels="", headers=None):
+    text = request(broker.http_port, "GET", "/metrics", headers=headers).body.decode()
     m = re.search(r"^%s%s (\d+)$" % (re.escape(name), re.escape(labels)), text, re.M)
     assert m, (name, labels, text)
     return int(m.group(1))
 
 
-def refusals(broker, reason):
-    return metric(broker, "carrier_refusals_total", '{reason="%s"}' % reason)
+def refusals(broker, reason, headers=None):
+    return metric(broker, "carrier_refusals_total", '{reason="%s"}' % reason, headers)
 
 
 def timed_login(broker, source, user, password):
@@ -74,7 +74,7 @@ def test_a_login_flood_from_one_address_slows_only_that_address(broker_factory):
     took, frame = timed_login(broker, "127.0.0.11", "alice", "wonderland")
     assert frame.command == "CONNECTED", frame
 
-    assert refusals(broker, "login_failures") >= 1
+    assert refusals(broker, "login_failures", basic("alice", "wonderland")) >= 1
 
 
 @pytest.mark.timeout(90)

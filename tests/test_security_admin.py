@@ -58,8 +58,7 @@ def status(broker, user, method, path):
 
 def fill(broker, queue, n=2):
     for i in range(n):
-        r = send(broker.http_port, queue, f"m{i}".encode(), headers=as_("alice"))
-        assert r.status in (200, 201, 202, 204), r
+        send(broker.http_port, queue, f"m{i}".encode(), headers=as_("alice"))
 
 
 def test_admin_everywhere_opens_the_whole_api(broker):
