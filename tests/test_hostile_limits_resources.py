@@ -5,14 +5,13 @@ flood over STOMP and MQTT, and an optional message rate that slows a producer wi
 refusing it. Each refusal is counted in /metrics."""
 
 import re
-import socket
 import time
 import uuid
 
 import pytest
 
 from helpers.http import basic, request
-from helpers.raw_mqtt import CONNACK, PINGREQ_BYTES, PINGRESP, RawMqtt, connect as mqtt_connect
+from helpers.raw_mqtt import PINGREQ_BYTES, PINGRESP, PUBACK, RawMqtt, publish as mqtt_publish
 from helpers.raw_stomp import RawStomp, encode_frame
 from helpers.users import passwd_line
 from helpers.wait import wait_for
@@ -184,3 +183,17 @@ def test_the_message_rate_slows_a_producer_without_refusing_it(broker_factory):
     consumer.close()
     producer.close()
     other.close()
+
+
+@pytest.mark.timeout(60)
+def test_the_message_rate_holds_back_mqtt_publishes_too(broker_factory):
+    broker = broker_factory(store="memory", config="[limits]\nmax_messages_per_second = 10\nmessage_burst = 5\n")
+    raw = RawMqtt(broker.mqtt_port, version=5, source="127.0.0.21", timeout=30)
+    raw.connect("rate")
+    started = time.monotonic()
+    raw.send(b"".join(mqtt_publish("r/t", b"x", qos=1, packet_id=i, version=5) for i in range(1, 26)))
+    acks = [raw.expect(PUBACK, timeout=30) for _ in range(25)]
+    took = time.monotonic() - started
+    assert all(a.reason < 0x80 for a in acks), acks  # none refused (0x10: no subscriber, a success)
+    assert took >= 1.9, took  # 5 at once, then 10 a second: the other 20 take 2 s
+    raw.close()
