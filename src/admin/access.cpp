@@ -12,9 +12,12 @@ bool is_loopback(std::string_view address) {
   return address == "::1" || address.starts_with("127.");
 }
 
-bool may_administer(const Options& options, std::string_view user, std::string_view peer_address) {
-  if (options.users.empty()) return is_loopback(peer_address);
-  return !user.empty() && std::find(options.users.begin(), options.users.end(), user) != options.users.end();
+bool may_administer(const Options& options, std::string_view user, std::string_view peer_address,
+                    std::optional<bool> acl_admin_everywhere) {
+  if (!user.empty() && std::find(options.users.begin(), options.users.end(), user) != options.users.end()) return true;
+  // With an ACL, its `admin` rules decide, as they do for every other right: loopback is no pass.
+  if (acl_admin_everywhere) return *acl_admin_everywhere;
+  return options.users.empty() && is_loopback(peer_address);
 }
 
 }  // namespace carrier::admin

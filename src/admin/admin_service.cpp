@@ -30,11 +30,20 @@ double Service::uptime_seconds() const {
 
 void Service::metrics(core::Broker& here, std::function<void(std::string)> done) const {
   const bool per_destination = !metrics_.destinations.empty();
-  collect(here, SnapshotScope{per_destination, false}, [this, done = std::move(done)](std::vector<ShardSnapshot> s) {
-    const auto broker = merge(std::move(s));
-    const auto store = store_health();
-    done(render_metrics(MetricsInput{info_, uptime_seconds(), broker, store, memory_used(), memory_limit()}, metrics_));
-  });
+  const auto* budget = here.context().destinations;
+  collect(here, SnapshotScope{per_destination, false},
+          [this, budget, done = std::move(done)](std::vector<ShardSnapshot> s) {
+            const auto broker = merge(std::move(s));
+            const auto store = store_health();
+            MetricsInput in{info_, uptime_seconds(), broker, store, memory_used(), memory_limit(), net::refusal_counts(),
+                            0, 0};
+            if (budget != nullptr) {
+              in.refusals[static_cast<std::size_t>(net::Refusal::destinations)] += budget->refused();
+              in.destinations = budget->count();
+              in.max_destinations = budget->max();
+            }
+            done(render_metrics(in, metrics_));
+          });
 }
 
 void Service::totals(core::Broker& here, std::function<void(ShardSnapshot)> done) const {

@@ -46,8 +46,9 @@ class Service {
   void set_stopping() { stopping_.store(true); }
 
   const Options& options() const { return options_; }
-  bool may_administer(std::string_view user, std::string_view peer_address) const {
-    return admin::may_administer(options_, user, peer_address);
+  bool may_administer(std::string_view user, std::string_view peer_address,
+                      std::optional<bool> acl_admin_everywhere = std::nullopt) const {
+    return admin::may_administer(options_, user, peer_address, acl_admin_everywhere);
   }
   const BrokerInfo& info() const { return info_; }
   Readiness readiness() const;

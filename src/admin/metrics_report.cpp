@@ -124,6 +124,15 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
     }
   }
 
+  out.family("carrier_refusals_total", "counter",
+             "Clients refused for a limit ([limits], max_connecting, login failures), by reason");
+  for (std::size_t i = 0; i < in.refusals.size(); ++i) {
+    out.sample("carrier_refusals_total", {{"reason", net::to_string(static_cast<net::Refusal>(i))}}, in.refusals[i]);
+  }
+  out.scalar("carrier_destinations", "gauge", "Queues and named subscriptions, against limits.max_destinations",
+             in.destinations);
+  out.scalar("carrier_destinations_limit", "gauge", "limits.max_destinations (0: none)", in.max_destinations);
+
   out.scalar("carrier_memory_used_bytes", "gauge", "Bytes of messages and queues the broker holds",
              static_cast<double>(in.memory_used));
   out.scalar("carrier_memory_limit_bytes", "gauge", "core.memory_limit_bytes (0: no limit)", in.memory_limit);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "admin/options.hpp"
 #include "admin/shard_snapshot.hpp"
 #include "admin/store_monitor.hpp"
+#include "net/refusals.hpp"
 
 namespace carrier::admin {
 
@@ -18,6 +20,10 @@ struct MetricsInput {
   const StoreHealth& store;
   std::int64_t memory_used = 0;
   std::uint64_t memory_limit = 0;  // 0: no limit
+  // Clients refused for a limit, by net::Refusal (the destinations one from core's budget).
+  std::array<std::uint64_t, net::kRefusalKinds> refusals{};
+  std::uint64_t destinations = 0;      // queues and named subscriptions, all shards
+  std::uint64_t max_destinations = 0;  // 0: no budget wired in
 };
 
 // The /metrics page (docs/metrics.md lists every family). Queue and subscription series only

@@ -11,7 +11,7 @@ struct Fixture {
   StoreHealth store;
 
   std::string render(const MetricsOptions& options) {
-    return render_metrics(MetricsInput{info, 5, broker, store, 100, 1000}, options);
+    return render_metrics(MetricsInput{info, 5, broker, store, 100, 1000, {}, 0, 0}, options);
   }
 };
 
@@ -32,6 +32,21 @@ TEST(MetricsReport, TotalsConnectionsAndMemory) {
   EXPECT_TRUE(has(text, "carrier_memory_limit_bytes 1000\n"));
   EXPECT_TRUE(has(text, "carrier_store_commit_duration_seconds_count 0\n"));
   EXPECT_FALSE(has(text, "carrier_queue_depth"));  // no destinations configured
+}
+
+TEST(MetricsReport, RefusalsByReasonAndTheDestinationBudget) {
+  Fixture f;
+  MetricsInput in{f.info, 5, f.broker, f.store, 100, 1000, {}, 0, 0};
+  in.refusals[static_cast<std::size_t>(net::Refusal::connection_rate)] = 3;
+  in.destinations = 12;
+  in.max_destinations = 100;
+  const auto text = render_metrics(in, {});
+  EXPECT_TRUE(has(text, "# TYPE carrier_refusals_total counter\n"));
+  EXPECT_TRUE(has(text, "carrier_refusals_total{reason=\"connection_rate\"} 3\n"));
+  EXPECT_TRUE(has(text, "carrier_refusals_total{reason=\"connections_per_source\"} 0\n"));  // every reason, zeros too
+  EXPECT_TRUE(has(text, "carrier_refusals_total{reason=\"destinations\"} 0\n"));
+  EXPECT_TRUE(has(text, "carrier_destinations 12\n"));
+  EXPECT_TRUE(has(text, "carrier_destinations_limit 100\n"));
 }
 
 TEST(MetricsReport, DestinationSeriesFollowPatternsAndTheCap) {

@@ -67,6 +67,7 @@ Authenticator::Authenticator(const Options& options, core::Executor& executor, C
     : executor_(executor),
       anonymous_(options.allows_anonymous()),
       failure_delay_ms_(options.failure_delay_ms),
+      failure_delay_max_ms_(std::max(options.failure_delay_ms, options.failure_delay_max_ms)),
       max_pending_(std::max<std::size_t>(1, options.max_pending)),
       max_pending_suspect_(options.max_pending_suspect),
       clock_(std::move(clock)),
@@ -149,6 +150,7 @@ std::optional<Outcome> Authenticator::authenticate_token(std::string_view token,
   const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
+  std::uint32_t delay = 0;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return Outcome{Verdict::busy, {}};
@@ -159,8 +161,9 @@ std::optional<Outcome> Authenticator::authenticate_token(std::string_view token,
     }
     if (auto user = tokens_.user_of(token, now_s)) return Outcome{Verdict::accepted, std::move(*user)};
     ledger_.record_failure(source, now);
+    delay = failure_delay(source, now);
   }
-  reply(shard, Outcome{Verdict::rejected, {}}, std::move(done));
+  reply(shard, Outcome{Verdict::rejected, {}}, std::move(done), delay);
   return std::nullopt;
 }
 
@@ -201,13 +204,17 @@ void Authenticator::run_verifier() {
     }
     auto outcome = verify(check);
     wipe(check.password);
+    std::uint32_t delay = 0;
     {
       std::lock_guard lock(mutex_);
       const auto now = clock_();
       if (check.first_lane) ledger_.end_check(check.source, now);
-      if (outcome.verdict == Verdict::rejected) ledger_.record_failure(check.source, now);
+      if (outcome.verdict == Verdict::rejected) {
+        ledger_.record_failure(check.source, now);
+        delay = failure_delay(check.source, now);
+      }
     }
-    reply(check.shard, std::move(outcome), std::move(check.done));
+    reply(check.shard, std::move(outcome), std::move(check.done), delay);
   }
 }
 
@@ -222,14 +229,20 @@ Outcome Authenticator::verify(Check& check) {
   return Outcome{Verdict::accepted, it->first};
 }
 
-void Authenticator::reply(model::ShardId shard, Outcome outcome, Done done) {
-  if (outcome.verdict == Verdict::accepted || failure_delay_ms_ == 0) {
+std::uint32_t Authenticator::failure_delay(std::string_view source, std::chrono::steady_clock::time_point now) {
+  const auto delay = ledger_.failure_delay(source, now, std::chrono::milliseconds(failure_delay_ms_),
+                                           std::chrono::milliseconds(failure_delay_max_ms_));
+  return static_cast<std::uint32_t>(delay.count());
+}
+
+void Authenticator::reply(model::ShardId shard, Outcome outcome, Done done, std::uint32_t delay_ms) {
+  if (outcome.verdict == Verdict::accepted || delay_ms == 0) {
     executor_.post(shard, [outcome = std::move(outcome), done = std::move(done)]() mutable { done(std::move(outcome)); });
     return;
   }
   // The timer is made on the shard itself: post_after belongs to the shard's thread.
   auto& executor = executor_;
-  const auto delay = failure_delay_ms_;
+  const auto delay = delay_ms;
   executor_.post(shard, [&executor, shard, delay, outcome = std::move(outcome), done = std::move(done)]() mutable {
     executor.post_after(shard, delay,
                         [outcome = std::move(outcome), done = std::move(done)]() mutable { done(std::move(outcome)); });

@@ -118,11 +118,14 @@ class Authenticator {
   void warn_refusing(const char* what);  // the lock held
   void run_verifier();
   Outcome verify(Check& check);
-  void reply(model::ShardId shard, Outcome outcome, Done done);
+  // `delay_ms`: how long a rejection waits (FailureLedger::failure_delay).
+  void reply(model::ShardId shard, Outcome outcome, Done done, std::uint32_t delay_ms);
+  std::uint32_t failure_delay(std::string_view source, std::chrono::steady_clock::time_point now);  // the lock held
 
   core::Executor& executor_;
   const bool anonymous_;
   const std::uint32_t failure_delay_ms_;
+  const std::uint32_t failure_delay_max_ms_;
   const std::size_t max_pending_;
   const std::size_t max_pending_suspect_;
   Clock clock_;

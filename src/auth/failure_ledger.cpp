@@ -83,6 +83,18 @@ void FailureLedger::end_check(std::string_view source, TimePoint now) {
   forget_if_idle(it);
 }
 
+std::chrono::milliseconds FailureLedger::failure_delay(std::string_view source, TimePoint now,
+                                                       std::chrono::milliseconds base, std::chrono::milliseconds max) {
+  auto found = by_source_.find(source);
+  if (found == by_source_.end() || base.count() <= 0) return std::min(base, max);
+  drain(*found->second, now);
+  // Failures on record, rounded up, the one just recorded included; 2^30 is past any max.
+  const auto failures = std::min<double>(30, std::max<double>(1, found->second->failures + 0.999));
+  const auto doublings = static_cast<int>(failures) - 1;
+  const double ms = double(base.count()) * double(std::int64_t(1) << doublings);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::min<double>(ms, double(max.count()))));
+}
+
 void FailureLedger::record_failure(std::string_view source, TimePoint now) {
   total_failures(now);
   total_ += 1;

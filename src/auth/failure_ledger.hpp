@@ -46,6 +46,12 @@ class FailureLedger {
   // A password check of `source` failed.
   void record_failure(std::string_view source, TimePoint now);
 
+  // How long to wait before answering `source`'s failed login: `base` doubled for each failure
+  // it has on record beyond the first (as drained to `now`: the delay decays as the budget
+  // refills), at most `max`.
+  std::chrono::milliseconds failure_delay(std::string_view source, TimePoint now, std::chrono::milliseconds base,
+                                          std::chrono::milliseconds max);
+
   std::size_t sources() const { return entries_.size(); }
 
  private:

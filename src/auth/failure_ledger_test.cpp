@@ -73,5 +73,26 @@ TEST(FailureLedgerTest, TheTableOfSourcesIsBoundedAndForgetsTheLeastRecentlySeen
   EXPECT_EQ(ledger.standing("10.1.0", t0), Standing::clean);  // forgotten
 }
 
+TEST(FailureLedgerTest, TheFailureDelayDoublesPerFailureIsBoundedAndDecays) {
+  FailureLedger ledger(limits(10, 1000));  // 10 per source a minute: one drains every 6 s
+  const auto base = milliseconds(1000);
+  const auto max = milliseconds(10'000);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), base);  // unknown source: the base
+  ledger.record_failure("10.0.0.1", t0);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), milliseconds(1000));
+  ledger.record_failure("10.0.0.1", t0);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), milliseconds(2000));
+  ledger.record_failure("10.0.0.1", t0);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), milliseconds(4000));
+  ledger.record_failure("10.0.0.1", t0);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), milliseconds(8000));
+  for (int i = 0; i < 40; ++i) ledger.record_failure("10.0.0.1", t0);
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0, base, max), max);  // bounded
+  EXPECT_EQ(ledger.failure_delay("10.0.0.2", t0, base, max), base);  // another source is not slowed
+  // 44 failures drain 10 a minute: after 4 minutes 4 remain (8 s), after 4.5 all but one.
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0 + milliseconds(240'000), base, max), milliseconds(8000));
+  EXPECT_EQ(ledger.failure_delay("10.0.0.1", t0 + milliseconds(258'000), base, max), milliseconds(1000));
+}
+
 }  // namespace
 }  // namespace carrier::auth

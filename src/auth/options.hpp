@@ -48,6 +48,9 @@ struct Options {
   std::shared_ptr<const Acl> acl;  // acl_file parsed by config::load
   // A failed login is answered after this long: slows a client guessing passwords one by one.
   std::uint32_t failure_delay_ms = 1000;
+  // ... doubled for each failure the source address has on record (they decay as the budget
+  // refills), up to this: a guesser waits longer and longer, a typo costs a second.
+  std::uint32_t failure_delay_max_ms = 10'000;
   // Threads that verify passwords (each argon2id verification holds the hash's memory, 64 MiB
   // at libsodium's interactive limits).
   unsigned verify_threads = 1;

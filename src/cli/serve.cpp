@@ -102,6 +102,7 @@ int serve(const config::Flags& flags) {
   // Made before the pool: sessions still held by a shard's io_context at the end point at it.
   admin::Service admin_service(cfg->admin, cfg->metrics);
   net::HandshakeLimit connecting(cfg->net.max_connecting);
+  net::SourceLimiter sources(cfg->net.sources);  // [limits]: connections per address, every listener
   net::ShardPool pool(shards);  // its threads start later, once recovery is done
   // Before the store is touched: a bad hash stops the broker here, naming the user and where.
   auto authenticator = auth::Authenticator::create(cfg->auth, pool);
@@ -126,6 +127,7 @@ int serve(const config::Flags& flags) {
 
   core::MemoryGauge memory(cfg->core.memory_limit_bytes);
   core::DestinationPressure pressure;
+  core::DestinationBudget destinations(cfg->core.max_destinations);
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
     brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, *store, cfg->core, core::Broker::Clock{},
@@ -136,6 +138,7 @@ int serve(const config::Flags& flags) {
   for (auto& b : brokers) {
     b->set_peers(peers);
     b->set_pressure(&pressure);
+    b->set_destination_budget(&destinations);
   }
   // Producers paused at the memory limit, or at a full queue that blocks, read again once
   // consumers have drained enough (those still held back pause again at their next SEND).
@@ -175,6 +178,7 @@ int serve(const config::Flags& flags) {
   // The protocols the broker speaks, one registration each (docs/architecture.md).
   auth::Authenticator& auth = **authenticator;
   protocol::ProtocolSet protocols(pool);
+  protocols.limit_sources(&sources);
   const protocol::Context context{pool, peers, auth, connecting, &protocols};
   protocols.add(stomp::make_protocol(context, cfg->stomp_listener, cfg->stomp), std::move(*stomp_tls));
   protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt), std::move(*mqtt_tls));

@@ -118,6 +118,45 @@ constexpr Key kAdminKeys[] = {
     {"users", [](const Field& f, Config& c) { return assign(read_string_array(f, "user names"), c.admin.users); }},
 };
 
+// [limits]: what one source address may take (docs/security.md, "Limits").
+constexpr Key kLimitsKeys[] = {
+    {"max_connections",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.net.sources.max_connections); }},
+    {"max_connections_per_source",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1, kInt64Max), c.net.sources.max_connections_per_source);
+     }},
+    {"connection_rate_per_source",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 0, 1'000'000), c.net.sources.connection_rate_per_source);
+     }},
+    {"connection_burst_per_source",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 1, 1'000'000), c.net.sources.connection_burst_per_source);
+     }},
+    {"max_sources",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, 10'000'000), c.net.sources.max_sources); }},
+    {"exempt_loopback",
+     [](const Field& f, Config& c) { return assign(read_bool(f), c.net.sources.exempt_loopback); }},
+    {"max_destinations",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 1, kInt64Max), c.core.max_destinations); }},
+    // One limit, both message protocols: STOMP SEND and MQTT PUBLISH.
+    {"max_messages_per_second",
+     [](const Field& f, Config& c) -> Status {
+       auto n = read_integer(f, 0, 1'000'000'000);
+       if (!n) return unexpected(std::move(n).error());
+       c.stomp.max_messages_per_second = c.mqtt.max_messages_per_second = static_cast<std::uint32_t>(*n);
+       return ok();
+     }},
+    {"message_burst",
+     [](const Field& f, Config& c) -> Status {
+       auto n = read_integer(f, 0, 1'000'000'000);
+       if (!n) return unexpected(std::move(n).error());
+       c.stomp.message_burst = c.mqtt.message_burst = static_cast<std::uint32_t>(*n);
+       return ok();
+     }},
+};
+
 // [metrics]: what /metrics exposes per destination (docs/metrics.md).
 constexpr Key kMetricsKeys[] = {
     {"destinations",
@@ -399,6 +438,8 @@ constexpr Key kAuthKeys[] = {
      }},
     {"failure_delay_ms",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, 60'000), c.auth.failure_delay_ms); }},
+    {"failure_delay_max_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 600'000), c.auth.failure_delay_max_ms); }},
     {"verify_threads",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 64), c.auth.verify_threads); }},
     {"max_pending",
@@ -562,6 +603,7 @@ constexpr Key kTopKeys[] = {
     {"auth", [](const Field& f, Config& c) { return apply_table(f, c, kAuthKeys); }},
     {"tls", [](const Field& f, Config& c) { return apply_table(f, c, kTlsKeys); }},
     {"admin", [](const Field& f, Config& c) { return apply_table(f, c, kAdminKeys); }},
+    {"limits", [](const Field& f, Config& c) { return apply_table(f, c, kLimitsKeys); }},
     {"metrics", [](const Field& f, Config& c) { return apply_table(f, c, kMetricsKeys); }},
     {"federation", [](const Field& f, Config& c) { return apply_table(f, c, kFederationKeys); }},
     {"policy",

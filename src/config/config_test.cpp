@@ -770,5 +770,47 @@ max_sources = 20
               StartsWith("'auth.source_failure_limit' must be a positive integer"));
 }
 
+TEST(Config, LimitsPerSourceHaveDefaultsAndAreRead) {
+  const auto d = parse_ok("");
+  EXPECT_EQ(d.net.sources.max_connections, 60000u);
+  EXPECT_TRUE(d.net.sources.exempt_loopback);
+  EXPECT_EQ(d.net.sources.max_connections_per_source, 100u);
+  EXPECT_EQ(d.net.sources.connection_rate_per_source, 20u);
+  EXPECT_EQ(d.net.sources.connection_burst_per_source, 40u);
+  EXPECT_EQ(d.net.sources.max_sources, 10000u);
+  EXPECT_EQ(d.core.max_destinations, 100000u);
+  EXPECT_EQ(d.stomp.max_messages_per_second, 0u);
+  EXPECT_EQ(d.mqtt.max_messages_per_second, 0u);
+  EXPECT_EQ(d.auth.failure_delay_max_ms, 10000u);
+  const auto c = parse_ok(R"([limits]
+max_connections = 50
+max_connections_per_source = 5
+connection_rate_per_source = 0
+connection_burst_per_source = 7
+max_sources = 9
+exempt_loopback = false
+max_destinations = 11
+max_messages_per_second = 100
+message_burst = 200
+[auth]
+failure_delay_max_ms = 0
+)");
+  EXPECT_EQ(c.net.sources.max_connections, 50u);
+  EXPECT_EQ(c.net.sources.max_connections_per_source, 5u);
+  EXPECT_EQ(c.net.sources.connection_rate_per_source, 0u);
+  EXPECT_EQ(c.net.sources.connection_burst_per_source, 7u);
+  EXPECT_EQ(c.net.sources.max_sources, 9u);
+  EXPECT_FALSE(c.net.sources.exempt_loopback);
+  EXPECT_EQ(c.core.max_destinations, 11u);
+  EXPECT_EQ(c.stomp.max_messages_per_second, 100u);
+  EXPECT_EQ(c.mqtt.max_messages_per_second, 100u);
+  EXPECT_EQ(c.stomp.message_burst, 200u);
+  EXPECT_EQ(c.mqtt.message_burst, 200u);
+  EXPECT_EQ(c.auth.failure_delay_max_ms, 0u);
+  EXPECT_THAT(toml_error("[limits]\nmax_connections_per_source = 0"),
+              StartsWith("'limits.max_connections_per_source' must be a positive integer"));
+  EXPECT_THAT(toml_error("[limits]\nmax_connection = 5"), HasSubstr("max_connection"));
+}
+
 }  // namespace
 }  // namespace carrier::config

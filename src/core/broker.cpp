@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "model/queue_key.hpp"
 
 namespace carrier::core {
@@ -229,6 +231,15 @@ Result<ConsumerId> Broker::subscribe_consumer(SubscribeRequest request, Completi
     ref.prefetch = request.ack_mode == AckMode::auto_ack ? shard_.options.prefetch_auto : shard_.options.prefetch_client;
   }
   if (request.destination.kind == DestinationKind::topic && !request.subscription_name.empty()) {
+    // A new named subscription is a new destination ([limits] max_destinations); every shard
+    // holds the replica, so this shard knows whether it is new.
+    if (shard_.destinations != nullptr && named_.find(request.subscription_name) == nullptr &&
+        !shard_.destinations->may_create()) {
+      return unexpected(Errc::limit_exceeded,
+                        fmt::format("subscription '{}' would be a new destination and the broker has its maximum of "
+                                    "{} ([limits] max_destinations)",
+                                    request.subscription_name, shard_.destinations->max()));
+    }
     return named_.subscribe(std::move(request), std::move(ref), std::move(done));
   }
   if (request.destination.kind == DestinationKind::queue && DestinationTree::has_wildcards(request.destination.name)) {

@@ -40,6 +40,9 @@ struct DestinationPolicy {
 struct Options {
   bool auto_create = true;               // create destinations on first use
   std::vector<std::string> queues;       // queues that exist from the start (needed without auto_create)
+  // Queues and named subscriptions of all shards together past which no client may create one
+  // more ([limits] max_destinations; DestinationBudget, which serve makes from it).
+  std::size_t max_destinations = 100'000;
   std::uint32_t prefetch_auto = 1000;    // default credit for ack:auto subscriptions
   std::uint32_t prefetch_client = 100;   // default credit for client and client-individual
   std::vector<DestinationPolicy> policies;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/named_subscriptions.hpp"
 #include "core/queue_watchers.hpp"
 #include "core/redelivery.hpp"
@@ -23,6 +25,22 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
+bool OwnedQueues::counts_as_destination(std::string_view key) {
+  return starts_with(key, kQueuePrefix) || starts_with(key, kSubscriptionPrefix);
+}
+
+bool OwnedQueues::may_open(const std::string& key) const {
+  if (shard_.destinations == nullptr || queues_.contains(key) || !starts_with(key, kQueuePrefix)) return true;
+  if (shard_.configured_queues.contains(key.substr(kQueuePrefix.size()))) return true;
+  return shard_.destinations->may_create();
+}
+
+Unexpected OwnedQueues::destinations_exhausted(std::string_view what) const {
+  return unexpected(Errc::limit_exceeded, fmt::format("{} would be a new destination and the broker has its "
+                                                      "maximum of {} ([limits] max_destinations)",
+                                                      what, shard_.destinations->max()));
+}
+
 OwnedQueue& OwnedQueues::open(const std::string& key) {
   auto it = queues_.find(key);
   if (it != queues_.end()) return it->second;
@@ -41,6 +59,7 @@ OwnedQueue& OwnedQueues::open(const std::string& key) {
   }
   auto [ins, _] = queues_.emplace(key, std::move(q));
   shard_.account(kQueueOverheadBytes);
+  if (shard_.destinations != nullptr && counts_as_destination(key)) shard_.destinations->add();
   watchers_.attach_new(key, ins->second);  // future queues of wildcard subscriptions
   return ins->second;
 }
@@ -48,6 +67,7 @@ OwnedQueue& OwnedQueues::open(const std::string& key) {
 void OwnedQueues::drop(Map::iterator it) {
   watchers_.drop_queue(it->first, it->second);  // wildcard subscriptions re-attach if it comes back
   clear_pressure(it->first, it->second);
+  if (shard_.destinations != nullptr && counts_as_destination(it->first)) shard_.destinations->remove();
   queues_.erase(it);
   shard_.account(-kQueueOverheadBytes);
 }
@@ -98,6 +118,12 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
       });
       continue;
     }
+    if (!may_open(r.key)) {
+      if (outcome) outcome = destinations_exhausted(m->destination.uri());
+      // Stored before it was routed (as for a full queue): forgotten again.
+      if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      continue;
+    }
     auto& oq = open(r.key);
     Queue& q = *oq.queue;
     const auto& policy = shard_.policy_for(m->destination);
@@ -143,6 +169,10 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
 }
 
 void OwnedQueues::add_consumer(std::string key, ConsumerRef ref, Completion done) {
+  if (!may_open(key)) {
+    if (done) done(destinations_exhausted(key));
+    return;
+  }
   auto& oq = open(key);
   oq.queue->add_consumer(std::move(ref));
   oq.queue->touch(shard_.now_ms());

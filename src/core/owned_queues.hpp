@@ -61,6 +61,11 @@ class OwnedQueues {
   std::size_t size() const { return queues_.size(); }
   // The queue `key`, created if it does not exist (and the matching queue watchers attached).
   OwnedQueue& open(const std::string& key);
+  // Whether a client's SEND or SUBSCRIBE may open `key`: it exists, is not a queue, is
+  // configured, or the broker's destination budget has room (DestinationBudget).
+  bool may_open(const std::string& key) const;
+  // `queue:` and `subscription:` queues count against the destination budget.
+  static bool counts_as_destination(std::string_view key);
   // Erases the queue (its messages already taken out) and its share of the memory gauge.
   void drop(const std::string& key);
   void collect_if_empty(const std::string& key);
@@ -97,6 +102,8 @@ class OwnedQueues {
   }
 
  private:
+  // The refusal of a SEND or SUBSCRIBE that would pass [limits] max_destinations.
+  Unexpected destinations_exhausted(std::string_view what) const;
   using Map = std::unordered_map<std::string, OwnedQueue>;
 
   void drop(Map::iterator it);

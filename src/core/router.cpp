@@ -44,10 +44,19 @@ void Router::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& 
   }
 }
 
+namespace {
+constexpr std::size_t kDestinationMargin = 64;
+}  // namespace
+
 bool Router::needs_verdict(const std::vector<Routed>& to_queues) const {
   // A destination that may refuse (full with overflow = reject, or a temporary queue whose
   // connection is gone) must answer before the producer is told the message is accepted.
+  // Near [limits] max_destinations any queue may be refused as a new one: every send then waits
+  // for its owner's answer. The margin covers sends already on their way (a few per shard).
+  const auto* budget = shard_.destinations;
+  const bool budget_tight = budget != nullptr && budget->count() + kDestinationMargin >= budget->max();
   for (const auto& r : to_queues) {
+    if (budget_tight && r.message->destination.kind == DestinationKind::queue) return true;
     if (r.message->destination.kind == DestinationKind::temp_queue) return true;
     const auto& p = shard_.policy_for(r.message->destination);
     // `block` refuses nothing on a queue; elsewhere it is `reject`.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/broker_types.hpp"
+#include "core/destination_budget.hpp"
 #include "core/destination_pressure.hpp"
 #include "core/executor.hpp"
 #include "core/memory_gauge.hpp"
@@ -46,6 +47,7 @@ struct ShardContext {
   const Clock clock;
   MemoryGauge* const memory;
   DestinationPressure* pressure = nullptr;  // queues blocked by `overflow = "block"` (serve wires one in)
+  DestinationBudget* destinations = nullptr;  // [limits] max_destinations (serve wires one in); null: none
   std::vector<Broker*> peers;               // every shard's Broker, index = shard id; set before traffic
   const PolicyTable policies;
   const std::unordered_set<std::string> configured_queues;

@@ -23,7 +23,10 @@ class FederationProtocol final : public protocol::Protocol, public protocol::Fed
   // Links run on their own connections, not a session's net::Connection (accept() below).
   void start_session(std::shared_ptr<net::Connection> connection) override { connection->close(); }
 
-  void accept(net::tcp::socket socket, model::ShardId shard) override {
+  void accept(net::tcp::socket socket, model::ShardId shard, net::Admission admission) override {
+    // Past a per-source limit (logged and counted by the listener): closed unanswered. An
+    // admitted link is not counted while it runs (links are few and configured).
+    if (admission.refusal()) return;
     if (shard == kHome) {
       node_->accept(std::move(socket));
       return;

@@ -4,11 +4,35 @@
 
 #include "admin/admin_service.hpp"
 #include "admin/prometheus_text.hpp"
+#include "http/codec/query.hpp"
 #include "http/session.hpp"
 
 namespace carrier::http {
 
 namespace bhttp = boost::beast::http;
+
+namespace {
+
+// An ACL `admin` right on some queues only (`queue admin orders.>`): the calls on one such queue
+// (browse, purge, and a move whose target is one too). The rest of the API needs it everywhere.
+bool may_administer_named_queues(auth::Permissions& permissions, const std::vector<std::string_view>& parts,
+                                 std::string_view query) {
+  if (parts.size() != 5 || parts[1] != "v1" || parts[2] != "queues") return false;
+  if (parts[4] != "messages" && parts[4] != "move") return false;
+  auto name = codec::percent_decode(parts[3]);
+  if (!name || name->empty()) return false;
+  if (!permissions.allows(auth::Right::admin, auth::AclKind::queue, *name)) return false;
+  if (parts[4] != "move") return true;
+  auto params = codec::parse_query(query);
+  if (!params) return false;
+  std::string_view to = codec::find_param(*params, "to").value_or("");
+  for (std::string_view prefix : {"/queue/", "queue:"}) {
+    if (to.starts_with(prefix)) to.remove_prefix(prefix.size());
+  }
+  return !to.empty() && permissions.allows(auth::Right::admin, auth::AclKind::queue, to);
+}
+
+}  // namespace
 
 bool Session::is_health_probe(std::string_view path) { return path == "/healthz" || path == "/readyz"; }
 
@@ -44,8 +68,16 @@ void Session::route_operations(const std::vector<std::string_view>& parts, std::
     }
     return;
   }
-  if (!service->may_administer(user_, peer_address())) {
-    problem(403, service->options().users.empty()
+  const bool acl = authenticator_.access().enabled();
+  std::optional<bool> everywhere;
+  if (acl) {
+    everywhere = permissions_.allows(auth::Right::admin, auth::AclKind::queue, ">") &&
+                 permissions_.allows(auth::Right::admin, auth::AclKind::topic, ">");
+  }
+  if (!service->may_administer(user_, peer_address(), everywhere) &&
+      !(acl && may_administer_named_queues(permissions_, parts, query))) {
+    problem(403, acl ? auth::access_denied_detail(user_, "administer", "/" + std::string(parts.size() > 2 ? parts[2] : "admin"))
+                 : service->options().users.empty()
                      ? "the admin API answers only clients on a loopback address (set [admin] users)"
                      : "this user has no admin right ([admin] users)");
     return;

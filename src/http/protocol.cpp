@@ -17,7 +17,7 @@ class HttpProtocol final : public protocol::Protocol {
 
   void start_session(std::shared_ptr<net::Connection> connection) override {
     auto session = std::make_shared<Session>(connection, *context_.brokers[connection->shard().value()], options_,
-                                             context_.authenticator, context_.connecting.try_acquire(),
+                                             context_.authenticator, context_.connecting.try_acquire(connection->admission().refusal()),
                                              context_.protocols);
     connection->start(session);
     session->begin();

@@ -86,6 +86,20 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
 Session::~Session() = default;
 
 void Session::begin() {
+  if (const auto why = handshake_.refusal(); why && *why != net::Refusal::connecting) {
+    // A per-source limit (the listener logged and counted it). One address's own excess is
+    // 429; the broker being full is 503.
+    keep_alive_ = false;
+    if (*why == net::Refusal::connections) {
+      problem(503, "the broker has as many connections as it takes; try again later", "Retry-After: 1\r\n");
+    } else {
+      problem(429, *why == net::Refusal::connection_rate
+                       ? "connecting too fast from this address; try again later"
+                       : "too many connections from this address; try again later",
+              "Retry-After: 1\r\n");
+    }
+    return;
+  }
   if (!handshake_.held()) {
     thread_local Clock::time_point last_warning;
     const auto now = Clock::now();
@@ -275,6 +289,7 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
       }
       break;
     case auth::Verdict::throttled:
+      net::count_refusal(net::Refusal::login_failures);  // logged by the authenticator, rate-limited
       problem(429, "too many failed logins from this address; try again later", "Retry-After: 5\r\n");
       break;
     case auth::Verdict::busy:

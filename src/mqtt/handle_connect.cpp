@@ -56,6 +56,17 @@ void Session::handle_connect(codec::Connect& c) {
   const auto& props = c.properties;
   // Set before any answer: a refusing CONNACK must fit it too.
   if (v5) client_max_packet_size_ = props.maximum_packet_size.value_or(0);
+  if (const auto why = handshake_.refusal()) {
+    // A per-source limit the listener found (logged and counted there): answered now that the
+    // version is known. 3.x has no such codes: 3 "server unavailable".
+    const bool rate = *why == net::Refusal::connection_rate;
+    refuse_connect(!v5 ? codec::ReasonCode::server_unavailable
+                   : rate ? codec::ReasonCode::connection_rate_exceeded
+                          : codec::ReasonCode::quota_exceeded,
+                   rate ? "connecting too fast from this address; try again later"
+                        : fmt::format("too many connections ({}); try again later", net::to_string(*why)));
+    return;
+  }
 
   auto negotiated = negotiate_connect(c, options_);
   if (auto* refused = std::get_if<ConnectRefusal>(&negotiated)) {
@@ -120,6 +131,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
                      "too many logins are being checked; try again later");
       return;
     case auth::Verdict::throttled:
+      net::count_refusal(net::Refusal::login_failures);  // logged by the authenticator, rate-limited
       log()->debug("{} CONNECT refused: too many failed logins from this address", log_prefix());
       refuse_connect(version_ == codec::Version::v5 ? codec::ReasonCode::connection_rate_exceeded
                                                     : codec::ReasonCode::server_unavailable,

@@ -148,6 +148,15 @@ void Session::handle_subscribe(codec::Subscribe& s) {
     if (exceeds_levels(inner, options_.max_topic_levels) ||
         (!existed && subscriptions_.size() >= options_.max_subscriptions_per_session)) {
       const bool deep = exceeds_levels(inner, options_.max_topic_levels);
+      if (!deep) {
+        net::count_refusal(net::Refusal::subscriptions);
+        thread_local std::chrono::steady_clock::time_point last_warning;
+        if (const auto now = std::chrono::steady_clock::now(); now - last_warning > std::chrono::seconds(5)) {
+          last_warning = now;  // one line per 5 s per shard: a flood must not flood the log
+          log()->warn("{} SUBSCRIBE refused: {} subscriptions held (mqtt.max_subscriptions_per_session)",
+                      log_prefix(), subscriptions_.size());
+        }
+      }
       log()->debug("{} SUBSCRIBE '{}' refused: {}", log_prefix(), t.filter.substr(0, 200),
                    deep ? fmt::format("more than {} levels", options_.max_topic_levels)
                         : fmt::format("session holds {} subscriptions already", subscriptions_.size()));

@@ -42,6 +42,10 @@ struct Options {
   // Subscriptions (filters) one session may hold, persistent or not: the ones past it are
   // refused in the SUBACK (0x97 quota exceeded on MQTT 5, 0x80 on 3.x).
   std::uint32_t max_subscriptions_per_session = 10000;
+  // PUBLISHes a connection may make a second, `message_burst` at once ([limits]; 0: no limit).
+  // Past it the connection is not read until it may publish again (back-pressure, no refusal).
+  std::uint32_t max_messages_per_second = 0;
+  std::uint32_t message_burst = 0;  // 0: as many as max_messages_per_second
 };
 
 }  // namespace carrier::mqtt

@@ -37,7 +37,7 @@ Service::~Service() = default;
 
 void Service::accept(std::shared_ptr<net::Connection> connection) {
   const model::ShardId shard = connection->shard();
-  auto handshake = acquire_handshake();
+  auto handshake = acquire_handshake(connection->admission().refusal());
   if (!handshake.held()) {
     connection->close();
     return;
@@ -48,7 +48,7 @@ void Service::accept(std::shared_ptr<net::Connection> connection) {
 }
 
 std::shared_ptr<net::TransportHandler> Service::accept(std::shared_ptr<net::Transport> transport, model::ShardId shard) {
-  auto handshake = acquire_handshake();
+  auto handshake = acquire_handshake(std::nullopt);  // its HTTP connection was admitted
   if (!handshake.held()) {
     transport->close();
     return nullptr;
@@ -59,7 +59,15 @@ std::shared_ptr<net::TransportHandler> Service::accept(std::shared_ptr<net::Tran
   return session;
 }
 
-net::HandshakeSlot Service::acquire_handshake() {
+net::HandshakeSlot Service::acquire_handshake(const std::optional<net::Refusal>& refused) {
+  if (refused) {
+    // Past a per-source limit: the CONNACK saying so needs the client's version, so the session
+    // reads CONNECT first. Such sessions are few at a time (refusing_), the rest closed at once.
+    if (refusing_.in_use() >= refusing_.max()) return {};  // (not counted again: the listener did)
+    auto slot = refusing_.try_acquire();
+    if (slot.held()) slot.set_refusal(*refused);
+    return slot;
+  }
   auto handshake = connecting_.try_acquire();
   if (!handshake.held()) {
     // Too many connections are logging in at once. Before CONNECT the client's MQTT version is

@@ -79,13 +79,16 @@ class Service {
  private:
   model::ShardId owner(const std::string& client_id) const;
   // A slot among the connections logging in; none (logged, rate-limited) past the limit.
-  net::HandshakeSlot acquire_handshake();
+  // `refused`: the listener's per-source refusal, answered after CONNECT (a slot of refusing_).
+  net::HandshakeSlot acquire_handshake(const std::optional<net::Refusal>& refused);
 
   core::Executor& executor_;
   std::vector<core::Broker*> brokers_;
   Options options_;
   auth::Authenticator& authenticator_;
   net::HandshakeLimit& connecting_;
+  // Connections refused by a per-source limit waiting for their CONNECT, to answer it.
+  net::HandshakeLimit refusing_{64};
   std::vector<std::unique_ptr<ClientRegistry>> registries_;  // index = shard
   std::atomic<std::size_t> departing_{0};
   // Client ids with a session record at start-up: the only possible holders of `$share` groups.

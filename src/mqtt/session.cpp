@@ -40,6 +40,8 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
   limits_.max_packet_size = std::min(options_.max_packet_size, options_.max_connect_packet_size);
   outbound_window_ = std::max<std::uint16_t>(1, options_.max_inflight);
   set_max_queued_bytes(options_.max_pending_output_bytes);
+  limit_message_rate(options_.max_messages_per_second,
+                     options_.message_burst != 0 ? options_.message_burst : options_.max_messages_per_second);
 }
 
 Session::~Session() = default;
@@ -124,6 +126,8 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    // Over [limits] max_messages_per_second: this PUBLISH waits unread until its token is due.
+    if (std::holds_alternative<codec::Publish>(*r.packet) && !take_message_token()) break;
     offset += r.consumed;
     handle(*r.packet);
   }

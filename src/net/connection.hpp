@@ -6,6 +6,7 @@
 #include <string>
 
 #include "net/socket_stream.hpp"
+#include "net/source_limit.hpp"
 #include "net/tls_context.hpp"
 #include "net/transport.hpp"
 
@@ -26,6 +27,11 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
   // `tls.context` set: TLS, handshake first.
   Connection(tcp::socket socket, model::ShardId shard, std::string protocol, TlsAccept tls = {});
   ~Connection() override;
+
+  // Its place in the per-source connection counts (held until the connection is destroyed), or
+  // the listener's refusal, which the session answers (a default one: no limiter looked).
+  void admit(Admission admission) { admission_ = std::move(admission); }
+  const Admission& admission() const { return admission_; }
 
   // Starts reading and writing for `session` (already this connection's handler).
   void start(std::shared_ptr<TransportHandler> session);
@@ -64,7 +70,8 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
   asio::steady_timer resume_;
   std::unique_ptr<asio::steady_timer> linger_;  // close_after_flush(grace) only
   std::string read_buffer_;
-  std::array<char, 64> peek_;  // an idle connection's pending read lands here (connection.cpp)
+  std::array<char, 64> peek_;
+  Admission admission_;  // an idle connection's pending read lands here (connection.cpp)
 };
 
 }  // namespace carrier::net

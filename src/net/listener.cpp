@@ -6,10 +6,11 @@
 
 namespace carrier::net {
 
-Listener::Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept)
+Listener::Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept, SourceLimiter* sources)
     : pool_(pool),
       protocol_(std::move(protocol)),
       on_accept_(std::move(on_accept)),
+      sources_(sources),
       acceptor_(pool.context(model::ShardId(0))),
       backoff_timer_(pool.context(model::ShardId(0))) {}
 
@@ -54,6 +55,33 @@ void Listener::stop() {
   });
 }
 
+Admission Listener::admit(const tcp::socket& socket) {
+  if (sources_ == nullptr) return {};
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return {};  // gone already: its session sees the close
+  auto address = remote.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  }
+  const auto source = address.to_string();
+  const auto now = SourceLimiter::Clock::now();
+  const bool exempt = sources_->limits().exempt_loopback && address.is_loopback();
+  auto admission = sources_->admit(exempt ? std::string_view() : std::string_view(source), now);
+  if (const auto& why = admission.refusal()) {
+    count_refusal(*why);
+    // A flood must not flood the log: one line per 5 s per listener, with the count since.
+    ++refusals_unlogged_;
+    if (now - last_refusal_log_ >= std::chrono::seconds(5)) {
+      logging::get("net")->warn("{} refused a connection from {}: {} limit ({} refusal(s) since last logged)",
+                                protocol_, source, to_string(*why), refusals_unlogged_);
+      last_refusal_log_ = now;
+      refusals_unlogged_ = 0;
+    }
+  }
+  return admission;
+}
+
 asio::awaitable<void> Listener::accept_loop(Listener* self) {
   auto log = logging::get("net");
   for (;;) {
@@ -80,8 +108,9 @@ asio::awaitable<void> Listener::accept_loop(Listener* self) {
       log->info("{} accepting again after {} failed accept(s)", self->protocol_, failures);
     }
     socket.set_option(tcp::no_delay(true), ec);
-    self->pool_.post(shard, [self, shard, s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
-      self->on_accept_(std::move(*s), shard);
+    auto admission = std::make_shared<Admission>(self->admit(socket));
+    self->pool_.post(shard, [self, shard, s = std::make_shared<tcp::socket>(std::move(socket)), admission]() mutable {
+      self->on_accept_(std::move(*s), shard, std::move(*admission));
     });
   }
 }

@@ -9,6 +9,7 @@
 #include "net/asio.hpp"
 #include "net/options.hpp"
 #include "net/shard_pool.hpp"
+#include "net/source_limit.hpp"
 
 namespace carrier::net {
 
@@ -17,9 +18,12 @@ namespace carrier::net {
 // Runs on: opened by the main thread; accepts on shard 0.
 class Listener {
  public:
-  using AcceptHandler = std::function<void(tcp::socket socket, model::ShardId shard)>;
+  // `admission`: the connection's place in the per-source counts, or why it is refused (the
+  // session answers that in its protocol's words).
+  using AcceptHandler = std::function<void(tcp::socket socket, model::ShardId shard, Admission admission)>;
 
-  Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept);
+  // `sources` (may be null: no per-source limits) counts every accepted connection.
+  Listener(ShardPool& pool, std::string protocol, AcceptHandler on_accept, SourceLimiter* sources = nullptr);
 
   // Binds and listens now, so a port in use is reported at start-up, naming the address.
   Status open(const ListenerOptions& options);
@@ -29,10 +33,14 @@ class Listener {
 
  private:
   static asio::awaitable<void> accept_loop(Listener* self);
+  Admission admit(const tcp::socket& socket);
 
   ShardPool& pool_;
   std::string protocol_;
   AcceptHandler on_accept_;
+  SourceLimiter* sources_;
+  std::chrono::steady_clock::time_point last_refusal_log_{};
+  std::uint64_t refusals_unlogged_ = 0;
   tcp::acceptor acceptor_;
   std::size_t next_shard_ = 0;
   AcceptBackoff backoff_;

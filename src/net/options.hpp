@@ -50,11 +50,25 @@ struct TlsClientOptions {
   std::string server_name;  // the name the certificate must carry; empty: the host connected to
 };
 
+// Connections per source address and in total, over every listener ([limits], docs/security.md).
+// A connection past one is answered in its protocol's words and closed.
+struct SourceLimits {
+  std::size_t max_connections = 60'000;            // open connections of all sources together
+  std::size_t max_connections_per_source = 100;    // open connections of one address
+  std::uint32_t connection_rate_per_source = 20;   // new connections a second one address may open; 0: off
+  std::uint32_t connection_burst_per_source = 40;  // ... of which this many at once (the bucket's size)
+  std::size_t max_sources = 10'000;                // addresses whose rate is remembered (least recent go first)
+  // Loopback clients (the machine's own tools, sidecars, `carrier bench`) count in the total
+  // only, not per address or rate.
+  bool exempt_loopback = true;
+};
+
 struct Options {
   unsigned shards = 0;  // 0: one per core
   // Connections (STOMP and MQTT together) that have not completed CONNECT, password check
   // included; a connection past this is refused at once (docs/configuration.md).
   std::size_t max_connecting = 1000;
+  SourceLimits sources;
 };
 
 }  // namespace carrier::net

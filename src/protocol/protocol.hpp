@@ -9,6 +9,7 @@
 #include "model/message.hpp"
 #include "net/asio.hpp"
 #include "net/options.hpp"
+#include "net/source_limit.hpp"
 #include "net/transport.hpp"
 
 namespace carrier::auth {
@@ -60,7 +61,9 @@ class Protocol {
   // The plain listener's accept, on `shard`: a TCP net::Connection handed to start_session. A
   // protocol that runs its own connections (federation's links, all on one shard) takes the
   // socket itself. (protocol_set.cpp)
-  virtual void accept(net::tcp::socket socket, model::ShardId shard);
+  // `admission`: the listener's per-source count of the connection (the connection holds it)
+  // or its refusal, which the session answers in its protocol's words.
+  virtual void accept(net::tcp::socket socket, model::ShardId shard, net::Admission admission);
   // Runs on `shard`, the transport's: makes and begins a session of this protocol on a byte
   // stream another listener's connection became (a WebSocket the HTTP listener upgraded, which
   // is already reading), and returns it for the transport to hold while it runs. Null: this

@@ -22,8 +22,10 @@ bool ProtocolSet::recover(std::string_view queue_key, const model::Message& mess
   return false;
 }
 
-void Protocol::accept(net::tcp::socket socket, model::ShardId shard) {
-  start_session(std::make_shared<net::Connection>(std::move(socket), shard, name()));
+void Protocol::accept(net::tcp::socket socket, model::ShardId shard, net::Admission admission) {
+  auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name());
+  connection->admit(std::move(admission));
+  start_session(std::move(connection));
 }
 
 Status ProtocolSet::open() {
@@ -31,9 +33,10 @@ Status ProtocolSet::open() {
     if (entry.protocol->listener().enabled && !entry.listener) {
       auto listener = std::make_unique<net::Listener>(
           pool_, entry.protocol->name(),
-          [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard) {
-            protocol->accept(std::move(socket), shard);
-          });
+          [protocol = entry.protocol.get()](net::tcp::socket socket, model::ShardId shard, net::Admission admission) {
+            protocol->accept(std::move(socket), shard, std::move(admission));
+          },
+          sources_);
       if (auto st = listener->open(entry.protocol->listener()); !st) return st;
       entry.listener = std::move(listener);
     }
@@ -41,10 +44,13 @@ Status ProtocolSet::open() {
       // Each connection takes the context current when it is accepted (reload: SIGHUP).
       auto listener = std::make_unique<net::Listener>(
           pool_, entry.tls.name,
-          [protocol = entry.protocol.get(), name = entry.tls.name, server = entry.tls.server](net::tcp::socket socket,
-                                                                                              model::ShardId shard) {
-            protocol->start_session(std::make_shared<net::Connection>(std::move(socket), shard, name, server->accept()));
-          });
+          [protocol = entry.protocol.get(), name = entry.tls.name, server = entry.tls.server](
+              net::tcp::socket socket, model::ShardId shard, net::Admission admission) {
+            auto connection = std::make_shared<net::Connection>(std::move(socket), shard, name, server->accept());
+            connection->admit(std::move(admission));
+            protocol->start_session(std::move(connection));
+          },
+          sources_);
       if (auto st = listener->open(entry.tls.listener); !st) return st;
       entry.tls_listener = std::move(listener);
     }

@@ -31,6 +31,8 @@ class ProtocolSet {
   ProtocolSet& operator=(const ProtocolSet&) = delete;
 
   void add(std::unique_ptr<Protocol> protocol, TlsListener tls = {});
+  // Every listener opened after this counts its connections in `sources` (per-source limits).
+  void limit_sources(net::SourceLimiter* sources) { sources_ = sources; }
   // The protocol registered as `name` ("stomp"), or null. Any shard may ask once start-up is over.
   Protocol* find(std::string_view name) const;
 
@@ -62,6 +64,7 @@ class ProtocolSet {
   };
 
   net::ShardPool& pool_;
+  net::SourceLimiter* sources_ = nullptr;
   std::vector<Entry> entries_;
 };
 

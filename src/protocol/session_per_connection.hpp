@@ -23,7 +23,8 @@ class SessionPerConnection final : public Protocol {
 
   void start_session(std::shared_ptr<net::Connection> connection) override {
     auto session = std::make_shared<Session>(connection, *context_.brokers[connection->shard().value()], options_,
-                                             context_.authenticator, context_.connecting.try_acquire());
+                                             context_.authenticator,
+                                             context_.connecting.try_acquire(connection->admission().refusal()));
     connection->start(session);
     session->begin();
   }

@@ -5,7 +5,9 @@
 #include <string>
 #include <string_view>
 
+#include "net/asio.hpp"
 #include "net/transport.hpp"
+#include "session/message_rate.hpp"
 
 namespace carrier::session {
 
@@ -34,6 +36,12 @@ class ProtocolSession : public net::TransportHandler {
   bool is_closing() const { return transport_->is_closing(); }
 
  protected:
+  // [limits] max_messages_per_second (0: off): call once, before reading.
+  void limit_message_rate(std::uint32_t per_second, std::uint32_t burst);
+  // Whether one more message may be read now. False: reading is paused and resumes once a
+  // token is due (the message stays unread in the buffer, decoded again then).
+  bool take_message_token();
+
   std::string& out() { return transport_->out(); }
   void flush() { transport_->flush(); }
   void close_after_flush() { transport_->close_after_flush(); }
@@ -53,6 +61,8 @@ class ProtocolSession : public net::TransportHandler {
 
  private:
   std::shared_ptr<net::Transport> transport_;
+  std::unique_ptr<MessageRate> message_rate_;             // null: no limit
+  std::unique_ptr<net::asio::steady_timer> rate_resume_;  // wakes a producer paused by it
 };
 
 }  // namespace carrier::session

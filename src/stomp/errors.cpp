@@ -87,6 +87,8 @@ std::string error_message(Refusal why, codec::Command command, std::string_view 
     case Refusal::invalid_heart_beat: return "invalid heart-beat header";
     case Refusal::authentication_failed: return "authentication failed";
     case Refusal::too_many_failed_logins: return "too many failed logins";
+    case Refusal::too_many_connections: return "too many connections";
+    case Refusal::connection_rate_exceeded: return "connection rate exceeded";
     case Refusal::frame_too_large: return "frame too large";
     case Refusal::malformed_frame: return "malformed frame";
     case Refusal::unexpected_frame: return "unexpected frame";

@@ -22,6 +22,8 @@ enum class Refusal {
   invalid_heart_beat,      // heart-beat is not two 32-bit integers
   authentication_failed,   // unknown user, wrong password, or none where one is required
   too_many_failed_logins,  // the address failed too many password checks lately
+  too_many_connections,    // [limits] max_connections or max_connections_per_source
+  connection_rate_exceeded,  // [limits] connection_rate_per_source
   // Any frame.
   frame_too_large,   // over max_frame_bytes (max_connect_bytes before CONNECTED)
   malformed_frame,   // the codec refused the bytes

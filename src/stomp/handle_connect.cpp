@@ -71,6 +71,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
       log()->info("{} CONNECT refused: too many logins waiting for a password check", log_prefix());
       fail(why, "too many logins are being checked; try again later");
     } else if (outcome.verdict == auth::Verdict::throttled) {
+      net::count_refusal(net::Refusal::login_failures);  // logged by the authenticator, rate-limited
       log()->debug("{} CONNECT refused: too many failed logins from this address", log_prefix());
       fail(why, "too many failed logins from this address; try again later");
     } else {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/logging.hpp"
 #include "stomp/session.hpp"
 #include "stomp/subscribe_request.hpp"
 
@@ -20,6 +21,13 @@ void Session::handle_subscribe(codec::Frame& frame) {
     return;
   }
   if (subscriptions_.size() >= options_.max_subscriptions && !subscriptions_.contains(id)) {
+    net::count_refusal(net::Refusal::subscriptions);
+    thread_local std::chrono::steady_clock::time_point last_warning;
+    if (const auto now = std::chrono::steady_clock::now(); now - last_warning > std::chrono::seconds(5)) {
+      last_warning = now;  // one line per 5 s per shard: a flood must not flood the log
+      logging::get("stomp")->warn("{} SUBSCRIBE refused: {} subscriptions held (stomp.max_subscriptions)",
+                                  log_prefix(), subscriptions_.size());
+    }
     fail(Refusal::too_many_subscriptions,
          fmt::format("a connection may hold at most {} subscriptions (stomp.max_subscriptions)", options_.max_subscriptions),
          &frame);

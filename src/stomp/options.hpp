@@ -27,6 +27,10 @@ struct Options {
   // One connection's subscriptions (each a consumer, and for topics a filter on every shard), and
   // the levels of a destination name: limits one client cannot push the broker past.
   std::size_t max_subscriptions = 10000;
+  // SENDs a connection may make a second, `message_burst` at once ([limits]; 0: no limit).
+  // Past it the connection is not read until it may send again (back-pressure, no refusal).
+  std::uint32_t max_messages_per_second = 0;
+  std::uint32_t message_burst = 0;  // 0: as many as max_messages_per_second
   std::size_t max_destination_levels = 128;             // open at once on one connection
   // Encoded output one connection may hold for a client that reads slowly; past it deliveries
   // wait in the core (or `slow_consumer` applies). One frame always fits.

@@ -28,12 +28,25 @@ Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker
   limits_.max_frame_bytes = std::min(options_.max_frame_bytes, options_.max_connect_bytes);
   limits_.max_headers = options_.max_headers;
   set_max_queued_bytes(options_.max_pending_output_bytes);
+  limit_message_rate(options_.max_messages_per_second,
+                     options_.message_burst != 0 ? options_.message_burst : options_.max_messages_per_second);
   session_id_ = fmt::format("carrier-{}", id());
 }
 
 Session::~Session() = default;
 
 void Session::begin() {
+  if (const auto why = handshake_.refusal(); why && *why != net::Refusal::connecting) {
+    // A per-source limit (the listener logged and counted it): refused before reading anything.
+    if (*why == net::Refusal::connection_rate) {
+      fail(Refusal::connection_rate_exceeded, "connecting too fast from this address; try again later");
+    } else {
+      fail(Refusal::too_many_connections,
+           fmt::format("too many connections ({} limit); try again later", net::to_string(*why)));
+    }
+    flush();
+    return;
+  }
   if (!handshake_.held()) {
     // Too many connections are logging in at once: refuse this one before reading anything.
     thread_local std::chrono::steady_clock::time_point last_warning;
@@ -139,6 +152,8 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    // Over [limits] max_messages_per_second: this SEND waits unread until its token is due.
+    if (step->frame->command == codec::Command::send && !take_message_token()) break;
     offset += step->consumed;
     handle(*step->frame);
   }

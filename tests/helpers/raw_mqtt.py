@@ -260,9 +260,11 @@ def parse_properties(data, pos):
 class RawMqtt:
     """A socket that speaks MQTT byte by byte; `version` decides how replies are decoded."""
 
-    def __init__(self, port, version=4, timeout=5.0):
+    def __init__(self, port, version=4, timeout=5.0, source=None):
+        """`source`: the local address to connect from (127.0.0.2 is another loopback client)."""
         self.version = version
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                             source_address=(source, 0) if source else None)
         self.buffer = b""
         self.closed = False
 

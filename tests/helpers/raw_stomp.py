@@ -93,8 +93,10 @@ def parse_frame(data, version="1.2"):
 class RawStomp:
     """One TCP connection speaking hand-made STOMP. Counts heart-beats (bare EOLs) it reads."""
 
-    def __init__(self, port, host="127.0.0.1", timeout=5.0):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, port, host="127.0.0.1", timeout=5.0, source=None):
+        """`source`: the local address to connect from (127.0.0.2 is another loopback client)."""
+        self.sock = socket.create_connection((host, port), timeout=timeout,
+                                             source_address=(source, 0) if source else None)
         self.buf = b""
         self.version = "1.2"
         self.heartbeats = []  # monotonic times at which a bare EOL arrived

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace carrier::session {
+
+// One connection's messages a second ([limits] max_messages_per_second): a token bucket of
+// `burst` tokens refilled at `per_second`. A producer past it is not refused: its session
+// stops reading (TCP back-pressure slows it) until wait() has passed.
+// Pure: `now` is passed in. Runs on: the connection's shard.
+class MessageRate {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  MessageRate(std::uint32_t per_second, std::uint32_t burst, Clock::time_point now);
+
+  // One message's token, if there is one.
+  bool take(Clock::time_point now);
+  // How long until the next token (zero: one is there).
+  Clock::duration wait(Clock::time_point now);
+
+ private:
+  void refill(Clock::time_point now);
+
+  const double per_second_;
+  const double burst_;
+  double tokens_;
+  Clock::time_point updated_;
+};
+
+}  // namespace carrier::session
