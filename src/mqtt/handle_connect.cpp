@@ -129,6 +129,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
   user_ = std::move(outcome.user);
   if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
   permissions_.set_identity(user_, client_id_);
+  transport().set_client(client_id_, user_);
   if (will_ && !permissions_.allows(auth::Right::write, auth::AclKind::topic, to_core_name(will_->topic))) {
     // A will is a publish the broker makes later for this client: checked now, as Mosquitto does.
     will_.reset();

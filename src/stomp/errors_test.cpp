@@ -62,6 +62,7 @@ const std::pair<Refusal, std::string_view> kMessages[] = {
     {Refusal::heart_beat_timeout, "heart-beat timeout"},
     {Refusal::slow_consumer, "slow consumer"},
     {Refusal::shutting_down, "broker shutting down"},
+    {Refusal::closed_by_administrator, "closed by an administrator"},
     {Refusal::access_denied, "access denied"},
 };
 
