@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "admin/admin_service.hpp"
+#include "admin/queue_work.hpp"
 #include "core/queue_maintenance.hpp"
 #include "http/codec/body_encoding.hpp"
 #include "http/codec/problem.hpp"
@@ -320,11 +321,11 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
         copy = *f;
       }
       if (to->key() == key) return problem(400, "'to' is the queue the messages are in");
-      core::move_messages(broker_, key, std::move(*to), std::move(*which), *limit, !copy,
-                          [reply, copy](Result<std::size_t> n) {
-                            if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
-                            reply(200, kJson, json{{copy ? "copied" : "moved", *n}}.dump());
-                          });
+      admin::move_in_chunks(broker_, key, std::move(*to), std::move(*which), *limit, !copy,
+                            [reply, copy](Result<std::size_t> n) {
+                              if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
+                              reply(200, kJson, json{{copy ? "copied" : "moved", *n}}.dump());
+                            });
       return;
     }
     if (get) {
@@ -351,7 +352,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
       if (!which) return fail(which.error());
       auto limit = number_param(*params, "limit", 1, SIZE_MAX, SIZE_MAX);
       if (!limit) return fail(limit.error());
-      core::purge_queue(broker_, key, std::move(*which), *limit, [reply](Result<std::size_t> n) {
+      admin::purge_in_chunks(broker_, key, std::move(*which), *limit, [reply](Result<std::size_t> n) {
         if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
         reply(200, kJson, json{{"purged", *n}}.dump());
       });

@@ -38,6 +38,10 @@ Transport::~Transport() {
   if (registered_) on_this_shard().erase(this);
 }
 
+std::string Transport::log_prefix(std::string_view destination) const {
+  return fmt::format("[{} c{} {} {}]", protocol_, id_, peer_, destination);
+}
+
 void Transport::register_on_shard() {
   registered_ = true;
   on_this_shard().insert(this);

@@ -105,6 +105,9 @@ class Transport {
   const std::string& peer_identity() const { return peer_identity_; }
   // "[stomp c42 127.0.0.1:50312]", for log lines.
   const std::string& log_prefix() const { return log_prefix_; }
+  // "[stomp c42 127.0.0.1:50312 /queue/orders]", for a line about one destination: the JSON log
+  // format (base/logging.cpp) makes protocol, connection, remote and destination fields of it.
+  std::string log_prefix(std::string_view destination) const;
   // The shard's executor: sessions run their timers (heart-beats, keep-alive) on it.
   const asio::any_io_executor& executor() const { return executor_; }
   std::chrono::steady_clock::time_point last_read() const { return last_read_; }
