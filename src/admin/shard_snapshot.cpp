@@ -14,7 +14,7 @@ ShardSnapshot take_snapshot(core::Broker& broker, SnapshotScope scope) {
   const auto& transports = net::Transport::on_this_shard();
   const auto steady_now = std::chrono::steady_clock::now();
   const auto epoch_now = broker.now_ms();
-  for (const auto* t : transports) {
+  for (auto* t : transports) {
     ++s.connections_by_protocol[t->protocol()];
     if (!scope.connections) continue;
     const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(steady_now - t->connected_at()).count();

@@ -5,15 +5,45 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <optional>
 
 #include "base/log_format.hpp"
 
 namespace carrier::logging {
 
 namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// "[<protocol> c<id> <remote>[ <destination>]] rest" taken apart.
+struct ConnectionPrefix {
+  std::string_view protocol, connection, remote, destination, rest;
+};
+
+std::optional<ConnectionPrefix> connection_prefix(std::string_view message) {
+  if (!message.starts_with('[')) return std::nullopt;
+  const auto close = message.find("] ");
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto inner = message.substr(1, close - 1);
+  const auto sp1 = inner.find(' ');
+  const auto sp2 = sp1 == std::string_view::npos ? sp1 : inner.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || inner.size() <= sp1 + 2 || inner[sp1 + 1] != 'c') return std::nullopt;
+  const auto id = inner.substr(sp1 + 2, sp2 - sp1 - 2);
+  if (id.empty() || !std::all_of(id.begin(), id.end(), is_digit)) return std::nullopt;
+  ConnectionPrefix p;
+  p.protocol = inner.substr(0, sp1);
+  p.connection = id;
+  const auto rest = inner.substr(sp2 + 1);
+  const auto sp3 = rest.find(' ');
+  p.remote = rest.substr(0, sp3);
+  if (sp3 != std::string_view::npos) p.destination = rest.substr(sp3 + 1);
+  p.rest = message.substr(close + 2);
+  return p;
+}
 
 constexpr const char* kTextPattern = "%Y-%m-%dT%H:%M:%S.%e %^%-5l%$ [%n] %v";
 // Repeated warnings and errors: this many alike per window, then one line saying how many more.
@@ -66,8 +96,10 @@ class JsonFormatter final : public spdlog::formatter {
 class StderrSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    if (msg.level >= spdlog::level::warn) {
-      const std::string_view payload(msg.payload.data(), msg.payload.size());
+    const std::string_view payload(msg.payload.data(), msg.payload.size());
+    // Warnings and errors, and what a connection's events log at info (failed logins...): a
+    // flood of clients must not flood the log. Debug and trace were asked for.
+    if (msg.level >= spdlog::level::warn || (msg.level == spdlog::level::info && connection_prefix(payload))) {
       const auto held = repeats_.admit(payload, std::chrono::steady_clock::now());
       if (!held) return;
       if (*held > 0) {
@@ -103,8 +135,6 @@ std::shared_ptr<StderrSink> shared_sink() {
   }();
   return sink;
 }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
@@ -149,40 +179,21 @@ std::string json_line(std::chrono::system_clock::time_point time, std::string_vi
                                       utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms % 1000));
   append_field(out, "level", level == "warning" ? "warn" : level);
   append_field(out, "logger", logger);
-  // A connection's prefix: "[<protocol> c<id> <remote>[ <destination>]] ".
-  std::string_view protocol, connection, remote, destination;
-  if (message.starts_with('[')) {
-    const auto close = message.find("] ");
-    const auto inner = close == std::string_view::npos ? std::string_view() : message.substr(1, close - 1);
-    const auto sp1 = inner.find(' ');
-    const auto sp2 = sp1 == std::string_view::npos ? sp1 : inner.find(' ', sp1 + 1);
-    if (sp2 != std::string_view::npos && inner.size() > sp1 + 2 && inner[sp1 + 1] == 'c' && is_digit(inner[sp1 + 2])) {
-      protocol = inner.substr(0, sp1);
-      connection = inner.substr(sp1 + 2, sp2 - sp1 - 2);
-      const auto rest = inner.substr(sp2 + 1);
-      const auto sp3 = rest.find(' ');
-      remote = rest.substr(0, sp3);
-      if (sp3 != std::string_view::npos) destination = rest.substr(sp3 + 1);
-      message.remove_prefix(close + 2);
-    }
-  }
-  append_field(out, "msg", message);
-  if (!protocol.empty()) {
-    append_field(out, "protocol", protocol);
+  const auto prefix = connection_prefix(message);
+  append_field(out, "msg", prefix ? prefix->rest : message);
+  if (prefix) {
+    append_field(out, "protocol", prefix->protocol);
     out += ",\"connection\":";
-    out.append(connection);  // digits only: a JSON number
-    append_field(out, "remote", remote);
-    if (!destination.empty()) append_field(out, "destination", destination);
+    out.append(prefix->connection);  // digits only: a JSON number
+    append_field(out, "remote", prefix->remote);
+    if (!prefix->destination.empty()) append_field(out, "destination", prefix->destination);
   }
   out.push_back('}');
   return out;
 }
 
 std::string RepeatLimiter::kind_of(std::string_view message) {
-  if (message.starts_with('[')) {
-    const auto close = message.find("] ");
-    if (close != std::string_view::npos) message.remove_prefix(close + 2);
-  }
+  if (auto prefix = connection_prefix(message)) message = prefix->rest;
   std::string kind;
   kind.reserve(message.size());
   for (std::size_t i = 0; i < message.size(); ++i) {

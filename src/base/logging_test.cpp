@@ -38,12 +38,13 @@ TEST(JsonLine, EscapesQuotesBackslashesAndControlCharacters) {
 TEST(RepeatLimiter, KindIgnoresPrefixAndNumbers) {
   EXPECT_EQ(RepeatLimiter::kind_of("[stomp c1 127.0.0.1:5] refused after 12 tries"), "refused after # tries");
   EXPECT_EQ(RepeatLimiter::kind_of("[mqtt c99 10.0.0.1:7] refused after 3 tries"), "refused after # tries");
+  EXPECT_EQ(RepeatLimiter::kind_of("[no prefix] 12"), "[no prefix] #");
 }
 
 TEST(RepeatLimiter, LetsABurstThroughThenCountsWhatItHeldBack) {
   RepeatLimiter limiter(2, seconds(10));
   const auto t0 = std::chrono::steady_clock::time_point(seconds(100));
-  EXPECT_EQ(limiter.admit("[stomp c1 a:1] slow 1", t0), 0u);
+  EXPECT_EQ(limiter.admit("[stomp c1 a:1] slow 1", t0), std::optional<std::size_t>(0));
   EXPECT_EQ(limiter.admit("[stomp c2 a:2] slow 2", t0), 0u);
   EXPECT_EQ(limiter.admit("[stomp c3 a:3] slow 3", t0), std::nullopt);
   EXPECT_EQ(limiter.admit("[stomp c4 a:4] slow 4", t0 + seconds(1)), std::nullopt);

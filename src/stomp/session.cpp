@@ -69,7 +69,10 @@ void Session::fail(Refusal why, std::string_view detail, const codec::Frame* cau
   if (is_closing()) return;
   auto error = error_frame(why, cause != nullptr ? cause->command : codec::Command::error, detail,
                            cause != nullptr ? cause->header("receipt") : nullptr);
-  log()->debug("{} ERROR: {} {}", log_prefix(), error.headers.front().second, detail);
+  // A frame naming a destination: the line names it too (a field in the JSON log format).
+  const std::string* destination = cause != nullptr ? cause->header("destination") : nullptr;
+  log()->debug("{} ERROR: {} {}", destination != nullptr ? log_prefix(*destination) : log_prefix(),
+               error.headers.front().second, detail);
   encode(codec::Command::error, error.headers, error.body);
   if (error.keeps_connection) {
     flush();
