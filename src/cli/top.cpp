@@ -74,14 +74,15 @@ bool quit_pressed(std::chrono::milliseconds timeout) {
     if (left.count() <= 0) return false;
     const int n = ::poll(&fd, 1, static_cast<int>(left.count()));
     if (n <= 0) continue;  // a timeout ends the loop above; EINTR looks again
-    if ((fd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
-      // No terminal to read keys from (stdin closed): just wait out the interval.
-      const auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
-      if (rest.count() > 0) ::poll(nullptr, 0, static_cast<int>(rest.count()));
-      return false;
-    }
     char c = 0;
-    if (::read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q')) return true;
+    const bool got = (fd.revents & POLLIN) != 0 && ::read(STDIN_FILENO, &c, 1) == 1;
+    if (!got) {
+      // No keys to read (stdin closed or not a terminal): just wait out the interval.
+      const auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (rest.count() > 0) (void)::poll(nullptr, 0, static_cast<int>(rest.count()));
+      return g_stop != 0;
+    }
+    if (c == 'q' || c == 'Q') return true;
   }
   return true;
 }
