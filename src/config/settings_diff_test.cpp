@@ -13,8 +13,8 @@ Settings of(std::string_view text) {
 
 TEST(SettingsDiff, FlattensTablesAndKeepsArraysWhole) {
   auto s = of("log_level = \"info\"\n[stomp]\nlisten = \"127.0.0.1:1\"\n[[policy]]\nmatch = \"a.>\"\n");
-  EXPECT_EQ(s.at("log_level"), "\"info\"");
-  EXPECT_EQ(s.at("stomp.listen"), "\"127.0.0.1:1\"");
+  EXPECT_NE(s.at("log_level").find("info"), std::string::npos);
+  EXPECT_NE(s.at("stomp.listen").find("127.0.0.1:1"), std::string::npos);
   EXPECT_NE(s.at("policy").find("a.>"), std::string::npos);
   EXPECT_EQ(s.size(), 3u);
 }
