@@ -208,7 +208,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
       auto& slot = subscriptions_[filter];
       slot = std::move(sub);
       if (auto st = attach(slot, false, nullptr); !st) {
-        log()->warn("{} cannot resume subscription '{}': {}", log_prefix(), filter, st.error().to_string());
+        log()->warn("{} cannot resume subscription '{}': {}", log_prefix(filter), filter, st.error().to_string());
         subscriptions_.erase(filter);
         continue;
       }
