@@ -36,7 +36,7 @@ AdminAnswer admin_call(const AdminServer& server, std::string_view method, const
   net::tcp::resolver resolver(io);
   net::tcp::socket socket(io);
   net::asio::connect(socket, resolver.resolve(host, port));
-  bhttp::request<bhttp::string_body> req(bhttp::string_to_verb(method), target, 11);
+  bhttp::request<bhttp::string_body> req(bhttp::string_to_verb(boost::beast::string_view(method.data(), method.size())), target, 11);
   req.set(bhttp::field::host, host);
   req.set(bhttp::field::user_agent, "carrier-admin");
   if (!server.user.empty()) {

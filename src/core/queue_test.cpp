@@ -83,9 +83,9 @@ TEST(Queue, OldestReadyTimestampIsTheFirstArrivalAcrossPriorities) {
   Queue q("queue:q");
   EXPECT_EQ(q.oldest_ready_timestamp_ms(), 0);
   auto stamped = [](int n, std::uint8_t priority, std::int64_t ts) {
-    auto m = make(n, priority);
+    auto m = std::make_shared<Message>(*make(n, priority));
     m->timestamp_ms = ts;
-    return m;
+    return MessagePtr(std::move(m));
   };
   q.enqueue(stamped(1, 0, 1000));  // low priority, but first
   q.enqueue(stamped(2, 9, 2000));
