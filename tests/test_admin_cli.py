@@ -82,4 +82,4 @@ def test_close_with_a_reason(broker, stomp_client):
     r = admin(broker, "close", str(row["id"]), "--reason", "moving you elsewhere")
     assert r.returncode == 0, r.stderr
     wait_for(lambda: c.errors, message="the ERROR frame")
-    assert c.errors[0].body == "moving you elsewhere"
+    assert c.errors[0].body.rstrip("\n") == "moving you elsewhere"
