@@ -53,7 +53,7 @@ def test_log_level_changes_live(broker_factory):
     def refused_send():
         with RawStomp(b.port) as raw:
             raw.connect("1.2")
-            raw.send_frame("SEND", [("destination", "/queue/bad*name")], b"")
+            raw.send_frame("SEND", [("destination", "/exchange/nosuch/key")], b"")
             assert raw.read_frame().command == "ERROR"
     refused_send()
     assert "ERROR:" not in b.log()  # a debug line, not shown at info
