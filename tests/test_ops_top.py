@@ -37,9 +37,12 @@ class Tmux:
         self.tmux("send-keys", "-t", "t", *keys)
 
     def dead(self):
-        """The pane's exit status once its command has ended, else None."""
+        """Once the pane's command has ended: its exit status, or "signal" if a signal ended it;
+        else None."""
         out = self.tmux("list-panes", "-t", "t", "-F", "#{pane_dead} #{pane_dead_status}").stdout.split()
-        return int(out[1]) if out and out[0] == "1" and len(out) > 1 else None
+        if not out or out[0] != "1":
+            return None
+        return int(out[1]) if len(out) > 1 else "signal"
 
     def close(self):
         self.tmux("kill-server")
@@ -134,5 +137,6 @@ def test_admin_watch_refreshes_until_interrupted(broker, stomp_client):
                  message=lambda: f"the refreshed depth 7:\n{t.screen()}")
         t.keys("C-c")
         wait_for(lambda: t.dead() is not None, timeout=10, message="--watch ends on Ctrl-C")
+        assert t.dead() != 0  # interrupted, as `watch` is
     finally:
         t.close()
