@@ -40,13 +40,16 @@ struct Work : std::enable_shared_from_this<Work> {
   }
 
   void on_chunk(std::size_t asked, Result<std::size_t> n) {
-    if (!n) {
+    // An emptied queue goes away: emptied by the last chunk, it is not there for the next.
+    const bool gone = !n && n.error().code == Errc::not_found && so_far > 0;
+    if (!n && !gone) {
       if (so_far > 0) log()->warn("{}: stopped after {} message(s): {}", what, so_far, n.error().detail);
       return done(unexpected(n.error()));
     }
-    so_far += *n;
+    const std::size_t got = gone ? 0 : *n;
+    so_far += got;
     const auto now = std::chrono::steady_clock::now();
-    const bool finished = one_piece || *n < asked || so_far >= limit;
+    const bool finished = one_piece || got < asked || so_far >= limit;
     if (finished) {
       const double seconds = std::chrono::duration<double>(now - began).count();
       if (so_far > 0) log()->info("{}: {} message(s) in {:.2f} s", what, so_far, seconds);
