@@ -184,3 +184,30 @@ def test_close_reason_is_bounded_and_printable(broker, stomp_client):
     assert r.status == 400, r
     # Still open: every refusal above left it alone.
     assert connection(broker.http_port, lambda r: r["client_id"] == client_id)
+
+
+def test_close_http_answers_the_waiting_poll_with_the_reason(broker):
+    import http.client
+    import threading
+    q = name()
+    conn = http.client.HTTPConnection("127.0.0.1", broker.http_port, timeout=20)
+    conn.connect()
+    port = conn.sock.getsockname()[1]
+    answer = {}
+
+    def poll():
+        conn.request("GET", f"/v1/queues/{q}/messages?max=1&wait=15s")
+        r = conn.getresponse()
+        answer["status"], answer["body"] = r.status, r.read()
+    t = threading.Thread(target=poll, daemon=True)
+    t.start()
+    row = connection(broker.http_port, lambda r: r["peer"] == f"127.0.0.1:{port}")
+    assert row["protocol"] == "http"
+    # The poll is waiting once its queue has it as a consumer.
+    wait_for(lambda: [d for d in get(broker.http_port, f"/admin/v1/destinations?filter={q}")["items"]
+                      if d["consumers"] == 1], message="the poll waits")
+    assert request(broker.http_port, "DELETE", f"/admin/v1/connections/{row['id']}?reason=drain").status == 204
+    t.join(timeout=10)
+    assert answer.get("status") == 503, answer
+    assert "closed by an administrator: drain" in answer["body"].decode(), answer
+    conn.close()
