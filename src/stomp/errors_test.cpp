@@ -155,10 +155,11 @@ TEST(StompErrors, UnsupportedVersionListsOurs) {
   EXPECT_EQ(frame.body, "Supported protocol versions are 1.0 1.1 1.2\n");
 }
 
-TEST(StompErrors, OnlyASlowConsumerGetsABoundedClose) {
+TEST(StompErrors, OnlyASlowConsumerAndAnAdministratorsCloseAreBounded) {
   EXPECT_TRUE(error_frame(Refusal::slow_consumer, Command::message, "more than 1 bytes", nullptr).bounded_close);
+  EXPECT_TRUE(error_frame(Refusal::closed_by_administrator, Command::error, "maintenance", nullptr).bounded_close);
   for (const auto& [why, text] : kMessages) {
-    if (why != Refusal::slow_consumer) {
+    if (why != Refusal::slow_consumer && why != Refusal::closed_by_administrator) {
       EXPECT_FALSE(error_frame(why, Command::send, "", nullptr).bounded_close) << text;
     }
   }
