@@ -7,6 +7,7 @@ import uuid
 
 from helpers.broker import run_cli
 from helpers.http import receive, send
+from helpers.wait import wait_for
 
 
 def admin(broker, *args):
@@ -21,7 +22,7 @@ def test_queues_table_sorted_by_depth_and_json(broker):
     r = admin(broker, "queues", "--sort", "depth", "--filter", prefix)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["NAME", "DEPTH", "BYTES", "UNACKED", "CONSUMERS", "ENQUEUED"]
+    assert lines[0].split() == ["NAME", "DEPTH", "BYTES", "UNACKED", "CONSUMERS", "ENQUEUED", "OLDEST"]
     assert [l.split()[:2] for l in lines[1:]] == [[f"{prefix}.big", "3"], [f"{prefix}.small", "1"]]
     end = lines[0].index("DEPTH") + len("DEPTH")  # numbers right-aligned under their header
     assert all(l[end - 1] != " " and l[end] == " " for l in lines[1:]), lines
@@ -62,3 +63,23 @@ def test_refusals_exit_1_with_the_problem_detail(broker):
     assert r.returncode == 1 and "cannot sort by" in r.stderr, r.stderr
     r = run_cli("admin", "--server", "127.0.0.1:1", "queues")
     assert r.returncode == 1 and r.stderr.startswith("carrier admin: 127.0.0.1:1:"), r.stderr
+
+
+def test_topics_table(broker, stomp_client):
+    prefix = f"c{uuid.uuid4().hex[:8]}"
+    stomp_client(broker).subscribe(f"/topic/{prefix}.news")
+    r = admin(broker, "topics", "--filter", prefix)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "SUBSCRIPTIONS", "CONSUMERS", "DEPTH", "UNACKED", "ENQUEUED"]
+    assert lines[1].split()[:3] == [f"{prefix}.news", "1", "1"]
+
+
+def test_close_with_a_reason(broker, stomp_client):
+    c = stomp_client(broker)
+    r = admin(broker, "connections", "--filter", "stomp", "--json")
+    [row] = json.loads(r.stdout)["items"]
+    r = admin(broker, "close", str(row["id"]), "--reason", "moving you elsewhere")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: c.errors, message="the ERROR frame")
+    assert c.errors[0].body.rstrip("\n") == "moving you elsewhere"

@@ -31,7 +31,7 @@ double Service::uptime_seconds() const {
 void Service::metrics(core::Broker& here, std::function<void(std::string)> done) const {
   const bool per_destination = !metrics_.destinations.empty();
   const auto* budget = here.context().destinations;
-  collect(here, SnapshotScope{per_destination, false},
+  collect(here, SnapshotScope{.queues = per_destination},
           [this, budget, done = std::move(done)](std::vector<ShardSnapshot> s) {
             const auto broker = merge(std::move(s));
             const auto store = store_health();
@@ -52,7 +52,7 @@ void Service::totals(core::Broker& here, std::function<void(ShardSnapshot)> done
 
 void Service::destinations(core::Broker& here, std::string kind, PageRequest request,
                            std::function<void(Result<Page<DestinationRow>>)> done) const {
-  collect(here, SnapshotScope{true, false},
+  collect(here, SnapshotScope{.queues = true},
           [kind = std::move(kind), request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
             done(list_destinations(merge(std::move(s)).queues, kind, request));
           });
@@ -60,21 +60,30 @@ void Service::destinations(core::Broker& here, std::string kind, PageRequest req
 
 void Service::connections(core::Broker& here, PageRequest request,
                           std::function<void(Result<Page<ConnectionRow>>)> done) const {
-  collect(here, SnapshotScope{false, true},
+  collect(here, SnapshotScope{.connections = true},
           [request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
             done(list_connections(merge(std::move(s)).connections, request));
           });
 }
 
-void Service::close_connection(core::Broker& here, std::uint64_t id, std::function<void(bool)> done) const {
+void Service::topics(core::Broker& here, PageRequest request,
+                     std::function<void(Result<Page<TopicRow>>)> done) const {
+  collect(here, SnapshotScope{.topics = true},
+          [request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
+            done(list_topics(merge(std::move(s)).topics, request));
+          });
+}
+
+void Service::close_connection(core::Broker& here, std::uint64_t id, std::string reason,
+                               std::function<void(bool)> done) const {
   // Only the shard holding it finds it: a flag per shard, read once all have looked.
   auto found = std::make_shared<std::vector<char>>(here.context().shard_count(), 0);
   here.context().broadcast(
-      [found, id](core::Broker& b) {
+      [found, id, reason = std::move(reason)](core::Broker& b) {
         for (auto* t : net::Transport::on_this_shard()) {
           if (t->id() != id) continue;
           (*found)[b.shard().value()] = 1;
-          t->shutdown();
+          t->close_by_admin(reason);
           break;
         }
       },

@@ -65,9 +65,10 @@ class Service {
                     std::function<void(Result<Page<DestinationRow>>)> done) const;
   void connections(core::Broker& here, PageRequest request,
                    std::function<void(Result<Page<ConnectionRow>>)> done) const;
-  // Closes connection `id` on whichever shard holds it, as at shutdown (its protocol's goodbye);
-  // `done` says whether it was found.
-  void close_connection(core::Broker& here, std::uint64_t id, std::function<void(bool)> done) const;
+  void topics(core::Broker& here, PageRequest request, std::function<void(Result<Page<TopicRow>>)> done) const;
+  // Closes connection `id` on whichever shard holds it with its protocol's goodbye, carrying
+  // `reason` (net::TransportHandler::close_by_admin); `done` says whether it was found.
+  void close_connection(core::Broker& here, std::uint64_t id, std::string reason, std::function<void(bool)> done) const;
 
  private:
   Options options_;

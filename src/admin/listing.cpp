@@ -1,6 +1,7 @@
 #include "admin/listing.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <tuple>
 
@@ -42,6 +43,11 @@ Result<Key<Row>> key_for(std::string_view sort, std::initializer_list<std::pair<
   return unexpected(Errc::invalid_argument, fmt::format("cannot sort by '{}' (one of: {})", sort.substr(0, 64), names));
 }
 
+// Orders queues by their oldest ready message's age without a clock: an older timestamp ranks higher.
+std::int64_t age_key(const QueueRow& q) {
+  return q.oldest_timestamp_ms == 0 ? INT64_MIN : -q.oldest_timestamp_ms;
+}
+
 }  // namespace
 
 Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std::string_view kind,
@@ -54,6 +60,8 @@ Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std
       {"unacked", [](const R& a, const R& b) { return a.stats.unacked < b.stats.unacked; }},
       {"consumers", [](const R& a, const R& b) { return a.stats.consumers < b.stats.consumers; }},
       {"enqueued", [](const R& a, const R& b) { return a.stats.enqueued < b.stats.enqueued; }},
+      // Age: an empty queue (no timestamp) is the youngest; an older timestamp is a greater age.
+      {"age", [](const R& a, const R& b) { return age_key(a.stats) < age_key(b.stats); }},
   });
   if (!less) return unexpected(less.error());
   std::vector<R> rows;
@@ -85,16 +93,44 @@ Result<Page<ConnectionRow>> list_connections(std::vector<ConnectionRow> connecti
       {"peer", [](const R& a, const R& b) { return a.peer < b.peer; }},
       {"since", [](const R& a, const R& b) { return a.connected_at_ms < b.connected_at_ms; }},
       {"queued", [](const R& a, const R& b) { return a.queued_bytes < b.queued_bytes; }},
+      {"client", [](const R& a, const R& b) { return a.client_id < b.client_id; }},
+      {"user", [](const R& a, const R& b) { return a.user < b.user; }},
+      {"in", [](const R& a, const R& b) { return a.messages.in_per_second < b.messages.in_per_second; }},
+      {"out", [](const R& a, const R& b) { return a.messages.out_per_second < b.messages.out_per_second; }},
   });
   if (!less) return unexpected(less.error());
   std::vector<R> rows;
   for (auto& c : connections) {
-    if (!request.filter.empty() && c.peer.find(request.filter) == std::string::npos && c.protocol != request.filter) {
+    const auto& f = request.filter;
+    if (!f.empty() && c.peer.find(f) == std::string::npos && c.protocol != f &&
+        c.client_id.find(f) == std::string::npos && c.user.find(f) == std::string::npos) {
       continue;
     }
     rows.push_back(std::move(c));
   }
   std::sort(rows.begin(), rows.end(), [](const R& a, const R& b) { return a.id < b.id; });
+  return cut(std::move(rows), request, *less);
+}
+
+Result<Page<TopicRow>> list_topics(std::vector<TopicRow> topics, const PageRequest& request) {
+  using R = TopicRow;
+  auto less = key_for<R>(request.sort, {
+      {"name", [](const R& a, const R& b) { return a.filter < b.filter; }},
+      {"subscriptions", [](const R& a, const R& b) { return a.subscriptions < b.subscriptions; }},
+      {"consumers", [](const R& a, const R& b) { return a.consumers < b.consumers; }},
+      {"depth", [](const R& a, const R& b) { return a.depth < b.depth; }},
+      {"bytes", [](const R& a, const R& b) { return a.bytes < b.bytes; }},
+      {"unacked", [](const R& a, const R& b) { return a.unacked < b.unacked; }},
+      {"enqueued", [](const R& a, const R& b) { return a.enqueued < b.enqueued; }},
+  });
+  if (!less) return unexpected(less.error());
+  std::vector<R> rows;
+  for (auto& t : topics) {
+    if (!t.filter.empty() && t.filter.front() == '$') continue;  // the broker's own
+    if (!request.filter.empty() && t.filter.find(request.filter) == std::string::npos) continue;
+    rows.push_back(std::move(t));
+  }
+  std::sort(rows.begin(), rows.end(), [](const R& a, const R& b) { return a.filter < b.filter; });
   return cut(std::move(rows), request, *less);
 }
 

@@ -32,12 +32,18 @@ struct Page {
 };
 
 // Queues, temporary queues and named subscriptions (not the broker's own `$` queues), of
-// `kind` ("" for all). Sort keys: name, depth, bytes, unacked, consumers, enqueued; an unknown
-// one is an Errc::invalid_argument naming the allowed keys.
+// `kind` ("" for all). Sort keys: name, depth, bytes, unacked, consumers, enqueued, age (of the
+// oldest ready message: oldest first in descending order); an unknown one is an
+// Errc::invalid_argument naming the allowed keys.
 Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std::string_view kind,
                                                const PageRequest& request);
 
-// Sort keys: id, protocol, peer, since, queued.
+// Sort keys: id, protocol, peer, since, queued, client, user, in, out (rates). The filter is a
+// substring of the peer, client id or user, or a protocol name.
 Result<Page<ConnectionRow>> list_connections(std::vector<ConnectionRow> connections, const PageRequest& request);
+
+// Topics with plain subscriptions. Sort keys: name (the filter), subscriptions, consumers,
+// depth, bytes, unacked, enqueued.
+Result<Page<TopicRow>> list_topics(std::vector<TopicRow> topics, const PageRequest& request);
 
 }  // namespace carrier::admin

@@ -72,5 +72,59 @@ TEST(Listing, ConnectionsByProtocolOrPeer) {
   EXPECT_EQ(page->rows[0].id, 3u);
 }
 
+TEST(Listing, AgeSortsOldestFirstDescendingAndEmptyQueuesLast) {
+  std::vector<QueueRow> rows{QueueRow{"queue:young"}, QueueRow{"queue:empty"}, QueueRow{"queue:old"}};
+  rows[0].oldest_timestamp_ms = 2000;
+  rows[2].oldest_timestamp_ms = 1000;
+  PageRequest r;
+  r.sort = "age";
+  r.descending = true;
+  auto page = list_destinations(rows, "", r);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(names(*page), (std::vector<std::string>{"queue:old", "queue:young", "queue:empty"}));
+}
+
+TEST(Listing, ConnectionsFilterByClientIdOrUserAndSortByRate) {
+  std::vector<ConnectionRow> rows(3);
+  rows[0].id = 1, rows[0].protocol = "stomp", rows[0].client_id = "billing-1", rows[0].messages.in_per_second = 5;
+  rows[1].id = 2, rows[1].protocol = "mqtt", rows[1].user = "alice", rows[1].messages.in_per_second = 50;
+  rows[2].id = 3, rows[2].protocol = "mqtt", rows[2].client_id = "sensor", rows[2].messages.in_per_second = 1;
+  PageRequest r;
+  r.filter = "billing";
+  auto page = list_connections(rows, r);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->total, 1u);
+  EXPECT_EQ(page->rows[0].id, 1u);
+  r.filter = "alice";
+  page = list_connections(rows, r);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->total, 1u);
+  EXPECT_EQ(page->rows[0].id, 2u);
+  r.filter.clear();
+  r.sort = "in";
+  r.descending = true;
+  page = list_connections(rows, r);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->rows.size(), 3u);
+  EXPECT_EQ(page->rows[0].id, 2u);
+  EXPECT_EQ(page->rows[2].id, 3u);
+}
+
+TEST(Listing, TopicsSkipTheBrokersOwnAndSortBySubscriptions) {
+  std::vector<TopicRow> rows{TopicRow{"prices.>", 3}, TopicRow{"$SYS/#", 9}, TopicRow{"alerts", 1}};
+  PageRequest r;
+  auto page = list_topics(rows, r);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->total, 2u);
+  EXPECT_EQ(page->rows[0].filter, "alerts");
+  r.sort = "subscriptions";
+  r.descending = true;
+  page = list_topics(rows, r);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->rows[0].filter, "prices.>");
+  r.sort = "bogus";
+  EXPECT_FALSE(list_topics(rows, r));
+}
+
 }  // namespace
 }  // namespace carrier::admin

@@ -14,20 +14,35 @@ ShardSnapshot take_snapshot(core::Broker& broker, SnapshotScope scope) {
   const auto& transports = net::Transport::on_this_shard();
   const auto steady_now = std::chrono::steady_clock::now();
   const auto epoch_now = broker.now_ms();
-  for (const auto* t : transports) {
+  for (auto* t : transports) {
     ++s.connections_by_protocol[t->protocol()];
     if (!scope.connections) continue;
     const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(steady_now - t->connected_at()).count();
     s.connections.push_back(ConnectionRow{t->id(), t->protocol(), t->peer(), epoch_now - age, t->queued_bytes(),
-                                          broker.shard().value()});
+                                          broker.shard().value(), t->client_id(), t->user(),
+                                          t->sample_rates(steady_now)});
   }
   if (scope.queues) {
     s.queues.reserve(broker.owned_queues().size());
     broker.owned_queues().for_each([&s](const std::string& key, const core::OwnedQueue& oq) {
       const auto& q = *oq.queue;
       s.queues.push_back(QueueRow{key, q.depth(), q.ready_bytes(), q.unacked(), q.consumer_count(),
-                                  q.enqueued_total(), oq.durable});
+                                  q.enqueued_total(), oq.durable, q.oldest_ready_timestamp_ms()});
     });
+  }
+  if (scope.topics) {
+    std::map<std::string, TopicRow> by_filter;
+    broker.topics().for_each_private([&by_filter](const std::string& filter, const core::Queue& q) {
+      auto& row = by_filter[filter];
+      row.filter = filter;
+      ++row.subscriptions;
+      row.consumers += q.consumer_count();
+      row.depth += q.depth();
+      row.bytes += q.ready_bytes();
+      row.unacked += q.unacked();
+      row.enqueued += q.enqueued_total();
+    });
+    for (auto& [filter, row] : by_filter) s.topics.push_back(std::move(row));
   }
   return s;
 }
@@ -64,7 +79,23 @@ ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
                       std::make_move_iterator(s.queues.end()));
     all.connections.insert(all.connections.end(), std::make_move_iterator(s.connections.begin()),
                            std::make_move_iterator(s.connections.end()));
+    all.topics.insert(all.topics.end(), std::make_move_iterator(s.topics.begin()),
+                      std::make_move_iterator(s.topics.end()));
   }
+  // One row per filter: the shards' rows of the same filter added up.
+  std::map<std::string, TopicRow> topics;
+  for (auto& t : all.topics) {
+    auto& row = topics[t.filter];
+    row.filter = t.filter;
+    row.subscriptions += t.subscriptions;
+    row.consumers += t.consumers;
+    row.depth += t.depth;
+    row.bytes += t.bytes;
+    row.unacked += t.unacked;
+    row.enqueued += t.enqueued;
+  }
+  all.topics.clear();
+  for (auto& [filter, row] : topics) all.topics.push_back(std::move(row));
   return all;
 }
 

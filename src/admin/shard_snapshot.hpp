@@ -8,6 +8,7 @@
 
 #include "core/broker.hpp"
 #include "core/shard_counters.hpp"
+#include "net/transport.hpp"
 
 namespace carrier::admin {
 
@@ -20,6 +21,18 @@ struct QueueRow {
   std::size_t consumers = 0;
   std::uint64_t enqueued = 0;  // messages ever put in it (since it was created here)
   bool durable = false;        // a durable named subscription
+  std::int64_t oldest_timestamp_ms = 0;  // the first-arrived ready message's; 0: none ready
+};
+
+// The plain (non-durable) subscriptions of one topic filter, added up over the shards.
+struct TopicRow {
+  std::string filter;  // "prices.>", "sensors/+/temp" as the broker spells it
+  std::size_t subscriptions = 0;
+  std::size_t consumers = 0;
+  std::size_t depth = 0;  // backlog waiting for those subscribers
+  std::size_t bytes = 0;
+  std::size_t unacked = 0;
+  std::uint64_t enqueued = 0;
 };
 
 // One open connection of a shard.
@@ -30,6 +43,9 @@ struct ConnectionRow {
   std::int64_t connected_at_ms = 0;  // epoch milliseconds
   std::size_t queued_bytes = 0;      // output waiting for the peer to read
   std::uint32_t shard = 0;
+  std::string client_id;  // the protocol's client id (STOMP client-id, MQTT's); may be empty
+  std::string user;       // the logged-in user; empty: anonymous
+  net::MessageRates messages;
 };
 
 // What a snapshot copies beyond counters: the queue and connection tables cost time on the
@@ -37,6 +53,7 @@ struct ConnectionRow {
 struct SnapshotScope {
   bool queues = false;
   bool connections = false;
+  bool topics = false;
 };
 
 // One shard's state at one moment, copied on that shard (nothing in it points back there).
@@ -46,6 +63,7 @@ struct ShardSnapshot {
   std::map<std::string, std::size_t> connections_by_protocol;
   std::vector<QueueRow> queues;            // with SnapshotScope::queues
   std::vector<ConnectionRow> connections;  // with SnapshotScope::connections
+  std::vector<TopicRow> topics;            // with SnapshotScope::topics, one per filter
 };
 
 // Copies what `scope` asks for. Runs on: the broker's shard.

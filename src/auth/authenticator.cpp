@@ -18,19 +18,15 @@ std::shared_ptr<spdlog::logger> log() {
 
 bool present(const std::optional<std::string>& value) { return value && !value->empty(); }
 
-std::unordered_map<std::string, std::string> by_name(const std::vector<User>& users) {
-  std::unordered_map<std::string, std::string> map;
-  for (const auto& u : users) map.emplace(u.name, u.password_hash);
+std::shared_ptr<const std::unordered_map<std::string, std::string>> by_name(const std::vector<User>& users) {
+  auto map = std::make_shared<std::unordered_map<std::string, std::string>>();
+  for (const auto& u : users) map->emplace(u.name, u.password_hash);
   return map;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& options, core::Executor& executor,
-                                                             Clock clock) {
-  if (auto st = init_sodium(); !st) return unexpected(st.error());
-  std::unordered_map<std::string, const User*> seen;
-  for (const auto& u : options.users) {
+// Every user's name and hash usable, no name twice; `seen` gets the names.
+Status check_users(const std::vector<User>& users, std::unordered_map<std::string, const User*>& seen) {
+  for (const auto& u : users) {
     const auto at = u.source.empty() ? std::string() : " in " + u.source;
     if (auto problem = user_name_problem(u.name); !problem.empty()) {
       return unexpected(Errc::invalid_argument, problem + at);
@@ -45,6 +41,16 @@ Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& opti
                                                             printable_name(u.name), at, it->second->source));
     }
   }
+  return ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Authenticator>> Authenticator::create(const Options& options, core::Executor& executor,
+                                                             Clock clock) {
+  if (auto st = init_sodium(); !st) return unexpected(st.error());
+  std::unordered_map<std::string, const User*> seen;
+  if (auto st = check_users(options.users, seen); !st) return unexpected(st.error());
   if (!options.allows_anonymous() && options.users.empty()) {
     return unexpected(Errc::invalid_argument,
                       "auth.anonymous is false but no user is configured: no client could connect");
@@ -79,6 +85,18 @@ Authenticator::Authenticator(const Options& options, core::Executor& executor, C
 
 Authenticator::~Authenticator() { stop(); }
 
+Status Authenticator::replace_users(const std::vector<User>& users) {
+  std::unordered_map<std::string, const User*> seen;
+  if (auto st = check_users(users, seen); !st) return st;
+  // Verifier threads run only when users were configured at start, and "no users" means "no
+  // checks": switching authentication on or off takes a restart.
+  if (!has_users() || users.empty()) {
+    return unexpected(Errc::invalid_argument, "turning authentication on or off (users or none) needs a restart");
+  }
+  users_.store(by_name(users));
+  return ok();
+}
+
 void Authenticator::stop() {
   {
     std::lock_guard lock(mutex_);
@@ -106,7 +124,7 @@ std::optional<Outcome> Authenticator::authenticate(Credentials credentials, mode
   if (!has_name && !has_password) {
     return Outcome{anonymous_ ? Verdict::accepted : Verdict::rejected, {}};
   }
-  if (users_.empty()) {
+  if (users_.load()->empty()) {
     // No users configured: credentials are not checked (anonymous is then always allowed).
     if (credentials.password) wipe(*credentials.password);
     return Outcome{Verdict::accepted, {}};
@@ -219,8 +237,9 @@ void Authenticator::run_verifier() {
 }
 
 Outcome Authenticator::verify(Check& check) {
-  const auto it = check.username.empty() ? users_.end() : users_.find(check.username);
-  if (it == users_.end()) {
+  const auto users = users_.load();
+  const auto it = check.username.empty() ? users->end() : users->find(check.username);
+  if (it == users->end()) {
     // Same work as for a real user, so the answer's timing does not say the name is unknown.
     if (!decoy_hash_.empty()) (void)verify_password(decoy_hash_, check.password);
     return Outcome{Verdict::rejected, {}};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -89,9 +90,12 @@ class Authenticator {
   bool has_tokens() const { return !tokens_.empty(); }
 
   // Whether any user is configured (else every client is let in).
-  bool has_users() const { return !users_.empty(); }
+  bool has_users() const { return !users_.load()->empty(); }
   bool allows_anonymous() const { return anonymous_; }
-  std::size_t user_count() const { return users_.size(); }
+  std::size_t user_count() const { return users_.load()->size(); }
+  // The users from now on (SIGHUP): logins checked later see them; connections open stay.
+  // Checked as at start-up; an error leaves the users as they were.
+  Status replace_users(const std::vector<User>& users);
 
   // What an authenticated client may do (the ACL, [auth] acl_file): each session checks its
   // operations through an auth::Permissions made from it. Kept here so that every protocol that
@@ -129,7 +133,8 @@ class Authenticator {
   const std::size_t max_pending_;
   const std::size_t max_pending_suspect_;
   Clock clock_;
-  const std::unordered_map<std::string, std::string> users_;  // name -> hash; read-only once made
+  // name -> hash; a table is read-only once made, replace_users swaps in another.
+  std::atomic<std::shared_ptr<const std::unordered_map<std::string, std::string>>> users_;
   const TokenTable tokens_;  // read-only once made
   AccessControl access_;
   std::string decoy_hash_;  // verified for unknown names; set by each verifier before its first check

@@ -2,20 +2,18 @@
 
 #include "cli/admin.hpp"
 
-#include <cctype>
+#include <chrono>
 #include <cstdlib>
-#include <memory>
+#include <ctime>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <thread>
 
-#include "net/asio.hpp"  // before Beast: it includes Asio
-
-#include <boost/beast/core/detail/base64.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/admin_client.hpp"
 #include "cli/admin_table.hpp"
 #include "cli/commands.hpp"
 
@@ -23,12 +21,9 @@ namespace carrier::cli {
 
 namespace {
 
-namespace bhttp = boost::beast::http;
 using nlohmann::json;
 
-struct AdminArgs {
-  std::string server = "127.0.0.1:8080";
-  std::string user;
+struct AdminArgs : AdminServer {
   // views
   std::string sort = "name";
   bool ascending = false;
@@ -42,54 +37,18 @@ struct AdminArgs {
   std::string to;
   bool copy = false;
   std::uint64_t connection = 0;
+  std::string reason;
+  double watch_seconds = 0;  // > 0: the list again every so many seconds, as `watch` does
 };
 
-struct Answer {
-  int status = 0;
-  std::string body;
-};
+using Answer = AdminAnswer;
+constexpr std::string_view kGet = "GET", kPost = "POST", kDelete = "DELETE";
 
-// "a b" -> "a%20b": a query value or path segment.
-std::string encode(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
+Answer call(const AdminArgs& args, std::string_view method, const std::string& target) {
+  return admin_call(args, method, target);
 }
 
-Answer call(const AdminArgs& args, bhttp::verb method, const std::string& target) {
-  const auto colon = args.server.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
-  const std::string host = args.server.substr(0, colon);
-  const std::string port = args.server.substr(colon + 1);
-  net::asio::io_context io;
-  net::tcp::resolver resolver(io);
-  net::tcp::socket socket(io);
-  net::asio::connect(socket, resolver.resolve(host, port));
-  bhttp::request<bhttp::string_body> req(method, target, 11);
-  req.set(bhttp::field::host, host);
-  req.set(bhttp::field::user_agent, "carrier-admin");
-  if (!args.user.empty()) {
-    const char* password = std::getenv("CARRIER_PASSWORD");
-    const std::string plain = args.user + ":" + (password != nullptr ? password : "");
-    std::string encoded(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
-    encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
-    req.set(bhttp::field::authorization, "Basic " + encoded);
-  }
-  req.prepare_payload();
-  bhttp::write(socket, req);
-  boost::beast::flat_buffer buffer;
-  bhttp::response<bhttp::string_body> res;
-  bhttp::read(socket, buffer, res);
-  boost::system::error_code ignored;
-  socket.shutdown(net::tcp::socket::shutdown_both, ignored);
-  return Answer{static_cast<int>(res.result_int()), std::move(res.body())};
-}
+std::string encode(std::string_view text) { return url_encode(text); }
 
 // Prints the answer: a table, the JSON (--json), or the problem's detail on stderr (exit 1).
 int report(const AdminArgs& args, const Answer& a, std::string_view view) {
@@ -120,44 +79,72 @@ int report(const AdminArgs& args, const Answer& a, std::string_view view) {
   return kExitOk;
 }
 
+bool is_list(std::string_view action) {
+  return action == "queues" || action == "subscriptions" || action == "topics" || action == "connections";
+}
+
 int run(const AdminArgs& args, std::string_view action) {
   try {
-    if (action == "queues" || action == "subscriptions" || action == "connections") {
-      std::string target = action == "connections" ? "/admin/v1/connections?" : "/admin/v1/destinations?";
-      if (action != "connections") target += action == "queues" ? "kind=queue&" : "kind=subscription&";
+    if (is_list(action)) {
+      std::string target = action == "connections" ? "/admin/v1/connections?"
+                           : action == "topics"    ? "/admin/v1/topics?"
+                                                   : "/admin/v1/destinations?";
+      if (action == "queues" || action == "subscriptions") {
+        target += action == "queues" ? "kind=queue&" : "kind=subscription&";
+      }
       // A name sorts A to Z; a count, largest first (--asc turns either round).
-      const bool by_name = args.sort == "name" || args.sort == "id" || args.sort == "protocol" || args.sort == "peer";
+      const bool by_name = args.sort == "name" || args.sort == "id" || args.sort == "protocol" || args.sort == "peer" ||
+                           args.sort == "client" || args.sort == "user";
       const bool descending = !by_name && !args.ascending;
       target += fmt::format("sort={}&order={}&limit={}", encode(args.sort), descending ? "desc" : "asc", args.limit);
       if (!args.filter.empty()) target += "&filter=" + encode(args.filter);
-      return report(args, call(args, bhttp::verb::get, target), action);
+      return report(args, call(args, kGet, target), action);
     }
-    if (action == "overview") return report(args, call(args, bhttp::verb::get, "/admin/v1/overview"), "");
+    if (action == "overview") return report(args, call(args, kGet, "/admin/v1/overview"), "");
     const std::string path = "/admin/v1/queues/" + encode(args.queue);
     if (action == "browse") {
-      return report(args, call(args, bhttp::verb::get, fmt::format("{}/messages?limit={}", path, args.browse_limit)),
+      return report(args, call(args, kGet, fmt::format("{}/messages?limit={}", path, args.browse_limit)),
                     "browse");
     }
     if (action == "purge") {
       std::string target = path + "/messages";
       if (!args.selector.empty()) target += "?selector=" + encode(args.selector);
-      return report(args, call(args, bhttp::verb::delete_, target), "");
+      return report(args, call(args, kDelete, target), "");
     }
     if (action == "move") {
       std::string target = path + "/move?to=" + encode(args.to);
       if (!args.selector.empty()) target += "&selector=" + encode(args.selector);
       if (args.copy) target += "&copy=true";
-      return report(args, call(args, bhttp::verb::post, target), "");
+      return report(args, call(args, kPost, target), "");
     }
     if (action == "close") {
-      return report(args, call(args, bhttp::verb::delete_, fmt::format("/admin/v1/connections/{}", args.connection)),
-                    "");
+      std::string target = fmt::format("/admin/v1/connections/{}", args.connection);
+      if (!args.reason.empty()) target += "?reason=" + encode(args.reason);
+      return report(args, call(args, kDelete, target), "");
     }
     std::cerr << "carrier admin: unknown action\n";
     return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "carrier admin: " << args.server << ": " << e.what() << "\n";
     return kExitFailure;
+  }
+}
+
+// --watch: the list, the screen cleared, every `watch_seconds`, under a line saying so (as
+// `watch` prints it), until interrupted. A failed call is shown and tried again.
+[[noreturn]] void watch(const AdminArgs& args, std::string_view action) {
+  const auto every = std::chrono::duration<double>(args.watch_seconds);
+  for (;;) {
+    const auto began = std::chrono::steady_clock::now();
+    const std::time_t now = std::time(nullptr);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+    std::cout << "\x1b[H\x1b[2J" << fmt::format("Every {}s: carrier admin {} ({})    {}\n\n", args.watch_seconds, action,
+                                               args.server, when);
+    std::cout.flush();
+    (void)run(args, action);
+    std::cout.flush();
+    std::this_thread::sleep_until(began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(every));
   }
 }
 
@@ -169,15 +156,19 @@ void add_admin_command(CLI::App& app) {
   admin->require_subcommand(1);
   admin->add_option("--server", args->server, "The broker's HTTP listener HOST:PORT (default 127.0.0.1:8080)");
   admin->add_option("--user", args->user, "An admin user (password from $CARRIER_PASSWORD)");
-  for (const char* view : {"queues", "subscriptions", "connections"}) {
+  for (const char* view : {"queues", "subscriptions", "topics", "connections"}) {
     auto* cmd = admin->add_subcommand(view, std::string("List ") + view);
-    cmd->add_option("--sort", args->sort, "Sort key (name, depth, bytes, unacked, consumers, enqueued; id, since...)");
+    cmd->add_option("--sort", args->sort,
+                    "Sort key (name, depth, bytes, unacked, consumers, enqueued, age; id, since, client, user, in, out...)");
     cmd->add_flag("--asc", args->ascending, "Smallest first (counts sort largest first by default)");
     cmd->add_option("--filter", args->filter, "Only names (or peers, protocols) containing this");
     cmd->add_option("--limit", args->limit, "At most this many rows (default 100)");
     cmd->add_flag("--json", args->json_out, "The API's JSON instead of a table");
+    cmd->add_option("--watch", args->watch_seconds, "Refresh every N seconds (as `watch` does) until Ctrl-C")
+        ->check(CLI::Range(0.1, 86400.0));
     cmd->callback([args, view] {
       if (std::string_view(view) == "connections" && args->sort == "name") args->sort = "id";
+      if (args->watch_seconds > 0) watch(*args, view);
       std::exit(run(*args, view));
     });
   }
@@ -200,6 +191,7 @@ void add_admin_command(CLI::App& app) {
   move->callback([args] { std::exit(run(*args, "move")); });
   auto* close = admin->add_subcommand("close", "Close a connection (its id from `carrier admin connections`)");
   close->add_option("id", args->connection, "Connection id")->required();
+  close->add_option("--reason", args->reason, "Told to the client (STOMP ERROR, MQTT 5 DISCONNECT, WebSocket close)");
   close->callback([args] { std::exit(run(*args, "close")); });
 }
 

@@ -30,11 +30,26 @@ std::string utc(std::int64_t ms) {
   return buf;
 }
 
+// "850ms", "42s", "17m", "5h", "3d": an age as `ls -l` readers take it in at a glance.
+std::string age(std::int64_t ms) {
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  const std::int64_t s = ms / 1000;
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 120 * 60) return fmt::format("{}m", s / 60);
+  if (s < 48 * 3600) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
+}
+
 // One cell as text: control characters (a body preview's newlines) shown as spaces, cut to width.
 std::string cell(const json& row, const Column& c) {
   const auto it = row.find(std::string(c.field));
-  if (it == row.end() || it->is_null()) return "";
+  if (it == row.end() || it->is_null()) return c.field == "oldest_age_ms" ? "-" : "";
   if (c.field == "since_ms") return utc(it->get<std::int64_t>());
+  if (c.field == "oldest_age_ms") return age(it->get<std::int64_t>());
+  if (c.field.ends_with("_per_second")) return fmt::format("{:.1f}", it->get<double>());
+  if (it->is_string() && it->get_ref<const std::string&>().empty() && (c.field == "client_id" || c.field == "user")) {
+    return "-";
+  }
   std::string text = it->is_string() ? it->get<std::string>() : it->dump();
   if (c.field == "body_preview") {
     std::replace_if(text.begin(), text.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20; }, ' ');
@@ -77,13 +92,19 @@ std::string table(const json& rows, const std::vector<Column>& columns) {
 Result<std::string> format_admin_table(std::string_view view, const json& answer) {
   static const std::vector<Column> kQueues = {{"NAME", "name", false},         {"DEPTH", "depth", true},
                                               {"BYTES", "bytes", true},        {"UNACKED", "unacked", true},
-                                              {"CONSUMERS", "consumers", true}, {"ENQUEUED", "enqueued", true}};
+                                              {"CONSUMERS", "consumers", true}, {"ENQUEUED", "enqueued", true},
+                                              {"OLDEST", "oldest_age_ms", true}};
+  static const std::vector<Column> kTopics = {{"NAME", "name", false},       {"SUBSCRIPTIONS", "subscriptions", true},
+                                              {"CONSUMERS", "consumers", true}, {"DEPTH", "depth", true},
+                                              {"UNACKED", "unacked", true},  {"ENQUEUED", "enqueued", true}};
   static const std::vector<Column> kSubscriptions = {{"NAME", "name", false},       {"DEPTH", "depth", true},
                                                      {"UNACKED", "unacked", true},  {"CONSUMERS", "consumers", true},
                                                      {"DURABLE", "durable", false}};
-  static const std::vector<Column> kConnections = {{"ID", "id", true},         {"PROTOCOL", "protocol", false},
-                                                   {"PEER", "peer", false},    {"SHARD", "shard", true},
-                                                   {"SINCE", "since_ms", false}, {"QUEUED", "queued_bytes", true}};
+  static const std::vector<Column> kConnections = {
+      {"ID", "id", true},           {"PROTOCOL", "protocol", false},   {"PEER", "peer", false},
+      {"CLIENT", "client_id", false}, {"USER", "user", false},          {"SHARD", "shard", true},
+      {"SINCE", "since_ms", false}, {"IN/S", "in_per_second", true},    {"OUT/S", "out_per_second", true},
+      {"QUEUED", "queued_bytes", true}};
   static const std::vector<Column> kBrowse = {{"ID", "id", false},           {"PRIORITY", "priority", true},
                                               {"REDELIVERED", "redelivered", false}, {"BYTES", "body_bytes", true},
                                               {"BODY", "body_preview", false}};
@@ -95,6 +116,9 @@ Result<std::string> format_admin_table(std::string_view view, const json& answer
   } else if (view == "subscriptions") {
     columns = &kSubscriptions;
     noun = "subscriptions";
+  } else if (view == "topics") {
+    columns = &kTopics;
+    noun = "topics";
   } else if (view == "connections") {
     columns = &kConnections;
     noun = "connections";

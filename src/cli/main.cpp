@@ -8,6 +8,7 @@
 #include "cli/relay.hpp"
 #include "cli/serve.hpp"
 #include "cli/token.hpp"
+#include "cli/top.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"carrier: a message broker (STOMP, MQTT, HTTP and WebSocket)"};
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   carrier::cli::add_passwd_command(app);
   carrier::cli::add_token_command(app);
   carrier::cli::add_admin_command(app);
+  carrier::cli::add_top_command(app);
   carrier::cli::add_federation_command(app);
   carrier::cli::add_relay_command(app);
   try {

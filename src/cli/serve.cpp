@@ -1,4 +1,5 @@
 #include "cli/serve.hpp"
+#include "cli/serve_reload.hpp"
 #include "cli/service_notify.hpp"
 
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 #include "admin/admin_service.hpp"
 #include "admin/store_monitor.hpp"
 #include "auth/authenticator.hpp"
+#include "base/log_format.hpp"
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
@@ -36,7 +38,8 @@ namespace {
 struct ServeFlags {
   config::Flags flags;
   std::string config_file;
-  std::string stomp, mqtt, http, stomp_tls, mqtt_tls, https, federation, data_dir, store, postgres, log_level, recover;
+  std::string stomp, mqtt, http, stomp_tls, mqtt_tls, https, federation, data_dir, store, postgres, log_level,
+      log_format, recover;
   unsigned shards = 0;
 };
 
@@ -94,6 +97,7 @@ int serve(const config::Flags& flags) {
     return 2;
   }
   (void)logging::set_level(cfg->log_level);
+  (void)logging::set_format(cfg->log_format);
   const auto started = std::chrono::steady_clock::now();
   const unsigned shards = cfg->net.shards != 0 ? cfg->net.shards : std::max(1u, std::thread::hardware_concurrency());
 
@@ -198,9 +202,15 @@ int serve(const config::Flags& flags) {
   // a protocol's own records (MQTT's sessions) to that protocol.
   std::size_t recovered = 0;
   notify_status("recovering the store");
+  log->info("recovering the {} store", cfg->store.kind);
+  auto last_progress = std::chrono::steady_clock::now();
   auto st = store->recover([&](store::RecoveredMessage r) {
     if (!protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
-    ++recovered;
+    // A long recovery says how far it is, once a second (the clock read every 4096 messages).
+    if (++recovered % 4096 == 0 && std::chrono::steady_clock::now() - last_progress >= std::chrono::seconds(1)) {
+      last_progress = std::chrono::steady_clock::now();
+      log->info("recovery: {} message(s) put back in their queues so far", recovered);
+    }
   });
   if (!st) {
     std::cerr << "carrier: recovery failed: " << st.error().to_string() << "\n";
@@ -222,11 +232,13 @@ int serve(const config::Flags& flags) {
   }
   admin_service.set_info(std::move(info));  // before any shard runs: read-only from then on
 
+  ConfigReload config_reload(flags, *cfg, config::read_settings(flags.config_file).value_or(config::Settings{}), auth,
+                             peers, pool);
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
   int received_signal = 0;
   // SIGHUP re-reads what may change without a restart (the ACL; the TLS certificates and keys,
-  // which open connections keep); SIGINT and SIGTERM stop.
+  // which open connections keep; log level and format, policies, users); SIGINT and SIGTERM stop.
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
                                                                               int sig) {
     if (ec) return;
@@ -235,6 +247,7 @@ int serve(const config::Flags& flags) {
       return;
     }
     reload_acl(cfg->auth, auth.access());
+    config_reload.reload();
     for (const auto& server : tls_servers) {
       if (auto st = server->reload(); !st) {
         log->error("SIGHUP: TLS certificate not reloaded, the old one stays in use: {}", st.error().detail);
@@ -340,6 +353,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--postgres", flags->postgres, "PostgreSQL connection string for --store postgres");
   cmd->add_option("--shards", flags->shards, "Number of shards (threads); default: cores");
   cmd->add_option("--log-level", flags->log_level, "trace | debug | info | warn | error | off");
+  cmd->add_option("--log-format", flags->log_format, "text | json (one JSON object per line)");
   cmd->add_option("--recover", flags->recover, "strict | skip-corrupt");
   cmd->callback([flags, cmd] {
     config::Flags f;
@@ -356,6 +370,7 @@ void add_serve_command(CLI::App& app) {
     if (cmd->count("--postgres")) f.postgres = flags->postgres;
     if (cmd->count("--shards")) f.shards = flags->shards;
     if (cmd->count("--log-level")) f.log_level = flags->log_level;
+    if (cmd->count("--log-format")) f.log_format = flags->log_format;
     if (cmd->count("--recover")) f.recover = flags->recover;
     std::exit(serve(f));
   });

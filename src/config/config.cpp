@@ -29,6 +29,7 @@ namespace carrier::config {
 namespace {
 
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+constexpr std::string_view kLogFormats[] = {"text", "json"};
 // Follows store::make_store: a new backend adds its name here and in docs/configuration.md.
 constexpr std::string_view kStoreKinds[] = {"log", "sqlite", "postgres", "memory"};
 constexpr std::string_view kSqliteSynchronous[] = {"full", "normal", "off"};
@@ -578,8 +579,13 @@ constexpr Key kFederationKeys[] = {
      }},
 };
 
+constexpr Key kLogKeys[] = {
+    {"format", [](const Field& f, Config& c) { return assign(read_name(f, kLogFormats), c.log_format); }},
+};
+
 constexpr Key kTopKeys[] = {
     {"log_level", [](const Field& f, Config& c) { return assign(read_name(f, kLogLevels), c.log_level); }},
+    {"log", [](const Field& f, Config& c) { return apply_table(f, c, kLogKeys); }},
     {"shards",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUnsignedMax), c.net.shards); }},
     {"max_connecting",
@@ -707,6 +713,12 @@ Status apply_flags(const Flags& flags, Config& config) {
       return bad_flag("--log-level", "one of " + join(kLogLevels, ", "), *flags.log_level);
     }
     config.log_level = *flags.log_level;
+  }
+  if (flags.log_format) {
+    if (!is_one_of(*flags.log_format, kLogFormats)) {
+      return bad_flag("--log-format", join(kLogFormats, " or "), *flags.log_format);
+    }
+    config.log_format = *flags.log_format;
   }
   if (flags.recover) {
     if (!is_one_of(*flags.recover, kRecoveryModes)) {

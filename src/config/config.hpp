@@ -36,6 +36,7 @@ struct TlsSection {
 // Everything `carrier serve` runs with: each module's own Options, filled once, here.
 struct Config {
   std::string log_level = "info";
+  std::string log_format = "text";  // [log] format: text | json (one JSON object per line)
   net::Options net;
   net::ListenerOptions stomp_listener{true, "127.0.0.1", 61613};
   stomp::Options stomp;
@@ -71,6 +72,7 @@ struct Flags {
   std::optional<std::string> postgres;   // libpq connection string for store "postgres"
   std::optional<unsigned> shards;
   std::optional<std::string> log_level;
+  std::optional<std::string> log_format;  // "text" | "json"
   std::optional<std::string> recover;    // "strict" | "skip-corrupt"
   std::optional<std::string> federation;  // "HOST:PORT" or "off"
 };

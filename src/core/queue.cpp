@@ -369,4 +369,12 @@ std::size_t Queue::unacked() const {
   return n;
 }
 
+std::int64_t Queue::oldest_ready_timestamp_ms() const {
+  const Entry* first = nullptr;
+  for (const auto& lane : ready_) {
+    if (lane && !lane->empty() && (first == nullptr || lane->front().seq < first->seq)) first = &lane->front();
+  }
+  return first != nullptr ? first->message->timestamp_ms : 0;
+}
+
 }  // namespace carrier::core

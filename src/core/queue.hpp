@@ -87,6 +87,9 @@ class Queue {
   std::size_t unacked() const;
   std::size_t consumer_count() const { return consumers_.size(); }
   std::uint64_t enqueued_total() const { return next_seq_ - 1; }
+  // The timestamp of the ready message that arrived first, 0 if none is ready: each lane is in
+  // arrival order, so it is the earliest of ten fronts (the admin API's oldest message age).
+  std::int64_t oldest_ready_timestamp_ms() const;
   // Last time a consumer attached, acked or was handed a message; or the queue was created.
   std::int64_t last_activity_ms() const { return last_activity_ms_; }
   void touch(std::int64_t now_ms) { last_activity_ms_ = now_ms; }

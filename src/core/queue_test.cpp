@@ -79,6 +79,27 @@ TEST(Queue, PriorityThenFifo) {
   EXPECT_EQ(bodies(q.dispatch(0, expired), 1), (std::vector<std::string>{"2", "4", "1", "3"}));
 }
 
+TEST(Queue, OldestReadyTimestampIsTheFirstArrivalAcrossPriorities) {
+  Queue q("queue:q");
+  EXPECT_EQ(q.oldest_ready_timestamp_ms(), 0);
+  auto stamped = [](int n, std::uint8_t priority, std::int64_t ts) {
+    auto m = std::make_shared<Message>(*make(n, priority));
+    m->timestamp_ms = ts;
+    return MessagePtr(std::move(m));
+  };
+  q.enqueue(stamped(1, 0, 1000));  // low priority, but first
+  q.enqueue(stamped(2, 9, 2000));
+  q.enqueue(stamped(3, 4, 3000));
+  EXPECT_EQ(q.oldest_ready_timestamp_ms(), 1000);
+  q.add_consumer(consumer(1, 2));  // takes 2 (priority 9) and 3
+  std::vector<Queue::Entry> expired;
+  (void)q.dispatch(0, expired);
+  EXPECT_EQ(q.oldest_ready_timestamp_ms(), 1000);
+  q.add_consumer(consumer(2, 1));
+  (void)q.dispatch(0, expired);  // takes 1: nothing is ready
+  EXPECT_EQ(q.oldest_ready_timestamp_ms(), 0);
+}
+
 TEST(Queue, RemovedConsumerReturnsUnackedInOrderFlaggedRedelivered) {
   Queue q("queue:q");
   for (int i = 1; i <= 4; ++i) q.enqueue(make(i));

@@ -32,10 +32,12 @@ ShardContext::ShardContext(ShardId self_id, Executor& ex, store::Store& st, Opti
       options(std::move(opts)),
       clock(clk ? std::move(clk) : Clock(system_now_ms)),
       memory(gauge),
-      policies(options.policies),
+      policies(nullptr),
       configured_queues(options.queues.begin(), options.queues.end()),
       ids(static_cast<std::uint64_t>(system_now_ms()) * 1000003ULL + self_id.value()),
-      random(static_cast<std::uint64_t>(system_now_ms()) ^ (self_id.value() * 0x9e3779b97f4a7c15ULL)) {}
+      random(static_cast<std::uint64_t>(system_now_ms()) ^ (self_id.value() * 0x9e3779b97f4a7c15ULL)) {
+  replace_policies(options.policies);
+}
 
 void ShardContext::complete_on(ShardId shard, Completion done, Status status) {
   if (!done) return;

@@ -49,14 +49,21 @@ struct ShardContext {
   DestinationPressure* pressure = nullptr;  // queues blocked by `overflow = "block"` (serve wires one in)
   DestinationBudget* destinations = nullptr;  // [limits] max_destinations (serve wires one in); null: none
   std::vector<Broker*> peers;               // every shard's Broker, index = shard id; set before traffic
-  const PolicyTable policies;
+  // The destination policies in force; replace_policies swaps them (SIGHUP). A replaced table
+  // is kept, not freed: queues hold pointers into the one they were made under
+  // (OwnedQueue::block_policy), and reloads are few.
+  const PolicyTable* policies;
+  void replace_policies(std::vector<DestinationPolicy> next) {
+    policy_tables_.push_back(std::make_unique<const PolicyTable>(std::move(next)));
+    policies = policy_tables_.back().get();
+  }
   const std::unordered_set<std::string> configured_queues;
   model::MessageIdGenerator ids;
   ShardCounters counters;  // read by the admin API and /metrics through a posted snapshot
   std::mt19937_64 random;
 
   std::int64_t now_ms() const { return clock(); }
-  const DestinationPolicy& policy_for(const model::Destination& d) const { return policies.policy_for(d); }
+  const DestinationPolicy& policy_for(const model::Destination& d) const { return policies->policy_for(d); }
   std::size_t shard_count() const { return peers.size(); }
   model::ShardId owner_of(std::string_view key) const { return model::owner_shard(key, peers.size()); }
   // Consumer ids carry their home shard in the top bits: unique across shards.
@@ -102,6 +109,7 @@ struct ShardContext {
 
   Schedule schedule_;
   std::int64_t armed_due_ = INT64_MAX;
+  std::vector<std::unique_ptr<const PolicyTable>> policy_tables_;  // the one in force last
   std::uint64_t next_consumer_ = 1;
 };
 

@@ -73,6 +73,11 @@ class TopicRouting {
   void schedule(model::MessagePtr m);
 
   std::size_t size() const { return private_.size(); }
+  // Each plain subscription homed here: its filter and its queue (the admin API's topic list).
+  template <class Visit>
+  void for_each_private(Visit&& visit) const {
+    for (const auto& [id, sub] : private_) visit(sub.filter, *sub.queue);
+  }
   std::uint64_t backlog_dropped() const { return backlog_dropped_; }
 
  private:

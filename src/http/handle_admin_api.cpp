@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "admin/admin_service.hpp"
+#include "admin/queue_work.hpp"
 #include "core/queue_maintenance.hpp"
 #include "http/codec/body_encoding.hpp"
 #include "http/codec/problem.hpp"
@@ -23,14 +26,49 @@ constexpr std::size_t kBodyPreviewBytes = 1024;
 constexpr std::size_t kDefaultMoveLimit = 100000;
 constexpr std::string_view kJson = "application/json";
 
-json to_json(const admin::QueueRow& q) {
-  return json{{"depth", q.depth},         {"bytes", q.bytes},     {"unacked", q.unacked},
-              {"consumers", q.consumers}, {"enqueued", q.enqueued}, {"durable", q.durable}};
+constexpr std::size_t kMaxCloseReasonBytes = 120;  // fits a WebSocket close frame (123)
+
+json to_json(const admin::QueueRow& q, std::int64_t now_ms) {
+  json out{{"depth", q.depth},         {"bytes", q.bytes},       {"unacked", q.unacked},
+           {"consumers", q.consumers}, {"enqueued", q.enqueued}, {"durable", q.durable}};
+  // null when nothing is ready; never negative (a producer may stamp a time ahead of ours).
+  out["oldest_age_ms"] = q.oldest_timestamp_ms == 0 ? json(nullptr) : json(std::max<std::int64_t>(0, now_ms - q.oldest_timestamp_ms));
+  return out;
 }
 
 json to_json(const admin::ConnectionRow& c) {
-  return json{{"id", c.id},       {"protocol", c.protocol},         {"peer", c.peer},
-              {"shard", c.shard}, {"since_ms", c.connected_at_ms}, {"queued_bytes", c.queued_bytes}};
+  return json{{"id", c.id},
+              {"protocol", c.protocol},
+              {"peer", c.peer},
+              {"shard", c.shard},
+              {"since_ms", c.connected_at_ms},
+              {"queued_bytes", c.queued_bytes},
+              {"client_id", c.client_id},
+              {"user", c.user},
+              {"messages_in", c.messages.in},
+              {"messages_out", c.messages.out},
+              {"in_per_second", c.messages.in_per_second},
+              {"out_per_second", c.messages.out_per_second}};
+}
+
+json to_json(const admin::TopicRow& t) {
+  return json{{"name", t.filter},   {"subscriptions", t.subscriptions}, {"consumers", t.consumers},
+              {"depth", t.depth},   {"bytes", t.bytes},                 {"unacked", t.unacked},
+              {"enqueued", t.enqueued}};
+}
+
+// An administrator's reason for closing a connection, as every protocol can carry it.
+Result<std::string> close_reason(const codec::Params& params) {
+  const auto text = codec::find_param(params, "reason");
+  if (!text || text->empty()) return std::string("closed by an administrator");
+  if (text->size() > kMaxCloseReasonBytes) {
+    return unexpected(Errc::invalid_argument, fmt::format("reason is longer than {} bytes", kMaxCloseReasonBytes));
+  }
+  if (!codec::is_utf8(*text)) return unexpected(Errc::invalid_argument, "reason is not UTF-8");
+  for (const unsigned char ch : *text) {
+    if (ch < 0x20 || ch == 0x7F) return unexpected(Errc::invalid_argument, "reason has a control character");
+  }
+  return std::string(*text);
 }
 
 json to_json(const core::BrowsedMessage& b) {
@@ -196,11 +234,11 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     if (!kind.empty() && kind != "queue" && kind != "temp-queue" && kind != "subscription") {
       return problem(400, "kind must be queue, temp-queue or subscription");
     }
-    service.destinations(broker_, std::move(kind), std::move(*request), [reply](auto page) {
+    service.destinations(broker_, std::move(kind), std::move(*request), [reply, now = broker_.now_ms()](auto page) {
       if (!page) return reply(codec::status_for(page.error().code), {}, page.error().detail);
       json items = json::array();
       for (const auto& r : page->rows) {
-        json row = to_json(r.stats);
+        json row = to_json(r.stats, now);
         row["kind"] = r.kind;
         row["name"] = r.name;
         items.push_back(std::move(row));
@@ -226,11 +264,32 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     return;
   }
 
+  if (resource == "topics" && parts.size() == 3) {
+    if (!get) return problem(405, "use GET", "Allow: GET, HEAD\r\n");
+    if (auto unknown = codec::unknown_param(*params, {"filter", "sort", "order", "offset", "limit"})) {
+      return problem(400, fmt::format("unknown query parameter '{}'", unknown->substr(0, 64)));
+    }
+    auto request = page_request(*params);
+    if (!request) return fail(request.error());
+    service.topics(broker_, std::move(*request), [reply](auto page) {
+      if (!page) return reply(codec::status_for(page.error().code), {}, page.error().detail);
+      json items = json::array();
+      for (const auto& r : page->rows) items.push_back(to_json(r));
+      reply(200, kJson, json{{"total", page->total}, {"items", std::move(items)}}.dump());
+    });
+    return;
+  }
+
   if (resource == "connections" && parts.size() == 4) {
     if (method != bhttp::verb::delete_) return problem(405, "use DELETE", "Allow: DELETE\r\n");
+    if (auto unknown = codec::unknown_param(*params, {"reason"})) {
+      return problem(400, fmt::format("unknown query parameter '{}'", unknown->substr(0, 64)));
+    }
     auto id = codec::parse_bounded(parts[3], "connection id", 1, UINT64_MAX);
     if (!id) return fail(id.error());
-    service.close_connection(broker_, *id, [reply, id = *id](bool found) {
+    auto reason = close_reason(*params);
+    if (!reason) return fail(reason.error());
+    service.close_connection(broker_, *id, std::move(*reason), [reply, id = *id](bool found) {
       if (!found) return reply(404, {}, fmt::format("no connection {}", id));
       reply(204, {}, {});
     });
@@ -263,11 +322,11 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
         copy = *f;
       }
       if (to->key() == key) return problem(400, "'to' is the queue the messages are in");
-      core::move_messages(broker_, key, std::move(*to), std::move(*which), *limit, !copy,
-                          [reply, copy](Result<std::size_t> n) {
-                            if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
-                            reply(200, kJson, json{{copy ? "copied" : "moved", *n}}.dump());
-                          });
+      admin::move_in_chunks(broker_, key, std::move(*to), std::move(*which), *limit, !copy,
+                            [reply, copy](Result<std::size_t> n) {
+                              if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
+                              reply(200, kJson, json{{copy ? "copied" : "moved", *n}}.dump());
+                            });
       return;
     }
     if (get) {
@@ -294,7 +353,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
       if (!which) return fail(which.error());
       auto limit = number_param(*params, "limit", 1, SIZE_MAX, SIZE_MAX);
       if (!limit) return fail(limit.error());
-      core::purge_queue(broker_, key, std::move(*which), *limit, [reply](Result<std::size_t> n) {
+      admin::purge_in_chunks(broker_, key, std::move(*which), *limit, [reply](Result<std::size_t> n) {
         if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
         reply(200, kJson, json{{"purged", *n}}.dump());
       });

@@ -165,6 +165,7 @@ void Session::answer_poll(std::vector<core::Delivery> batch) {
   }
   poll_.reset();
   staged_.push_back(std::move(settling));
+  transport().count_out(messages.size());
   respond(200, "application/json", messages.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

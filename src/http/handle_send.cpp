@@ -132,6 +132,7 @@ void Session::handle_send(const model::Destination& destination, const codec::Pa
   }
   const std::uint64_t seq = request_seq_;
   auto weak = std::weak_ptr<Session>(shared_from_this());
+  transport().count_in(messages.size());
   // 201 only once the broker has taken them: persistent ones are durable by then.
   broker_.send(std::move(messages), [weak, seq, body = nlohmann::json{{"ids", std::move(ids)}}.dump()](Status st) {
     auto self = weak.lock();

@@ -277,6 +277,7 @@ void Session::on_authenticated(auth::Outcome outcome, std::uint64_t seq) {
       }
       if (outcome.user != user_) permissions_.set_identity(outcome.user, "");
       user_ = std::move(outcome.user);
+      transport().set_client({}, user_);
       route();
       break;
     }
@@ -428,6 +429,12 @@ void Session::on_deadline() {
   flush();
 }
 
+void Session::close_by_admin(std::string_view reason) {
+  log()->info("{} closed by an administrator: {}", log_prefix(), reason);
+  goodbye_ = fmt::format("closed by an administrator: {}", reason);
+  shutdown();
+}
+
 void Session::shutdown() {
   if (is_closing()) return;
   shutting_down_ = true;
@@ -441,7 +448,7 @@ void Session::shutdown() {
   }
   if (reply_) {
     end_reply();
-    problem(503, "the broker is shutting down");
+    problem(503, goodbye_);
     return;
   }
   if (poll_) {
@@ -449,7 +456,7 @@ void Session::shutdown() {
     release_reservation(*poll_);
     staged_.push_back(Settling{poll_->consumer, {}});
     poll_.reset();
-    problem(503, "the broker is shutting down");
+    problem(503, goodbye_);
   }
   // else: a send's store confirmation answers it, with Connection: close.
 }

@@ -66,6 +66,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // Once its transport runs: refuses the connection (503) if it got no handshake slot, else arms the timer.
   void begin();
   void shutdown() override;
+  void close_by_admin(std::string_view reason) override;
   // False if the batch is for no waiting poll (it stays with its consumer).
   bool deliver_poll(core::ConsumerId id, std::vector<core::Delivery>& batch);
   bool streams_events() const { return events_.has_value(); }
@@ -202,6 +203,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   bool continue_sent_ = false;  // "100 Continue" answered to this request's Expect
   bool keep_alive_ = true;
   bool shutting_down_ = false;
+  std::string goodbye_ = "the broker is shutting down";  // a 503's detail when we close
   std::string backlog_;  // bytes received while a request was being handled
 
   // Authorization header value this connection last presented successfully, and its user:

@@ -139,7 +139,7 @@ void WebSocketTransport::hand_down() {
     lower_->flush();
     return;
   }
-  if (is_closing()) send_close(static_cast<std::uint16_t>(codec::WsClose::normal), {});
+  if (is_closing()) send_close(static_cast<std::uint16_t>(codec::WsClose::normal), close_reason());
 }
 
 void WebSocketTransport::on_lower_write_started() {
@@ -166,8 +166,8 @@ void WebSocketTransport::send_close(std::uint16_t code, std::string_view reason)
 
 void WebSocketTransport::close_io() {
   // Closed now (the session's close(), a protocol error, the peer's close or its TCP going):
-  // the peer still gets a close frame if the socket is open.
-  send_close(static_cast<std::uint16_t>(codec::WsClose::normal), {});
+  // the peer still gets a close frame if the socket is open (with an administrator's reason).
+  send_close(static_cast<std::uint16_t>(codec::WsClose::normal), close_reason());
   // The session goes after its on_closed(), not inside it.
   if (session_) net::asio::post(executor(), [session = std::move(session_)] {});
 }

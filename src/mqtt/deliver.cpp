@@ -130,6 +130,7 @@ bool Session::send_delivery(Outgoing& out) {
     return true;
   }
   if (new_alias) outbound_aliases_.emplace(publish->topic, *new_alias);
+  transport().count_out();
   if (qos == 0) {
     written_acks_.stage(out.consumer, out.delivery.tag);
   } else {

@@ -141,6 +141,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials) {
   user_ = std::move(outcome.user);
   if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
   permissions_.set_identity(user_, client_id_);
+  transport().set_client(client_id_, user_);
   if (will_ && !permissions_.allows(auth::Right::write, auth::AclKind::topic, to_core_name(will_->topic))) {
     // A will is a publish the broker makes later for this client: checked now, as Mosquitto does.
     will_.reset();
@@ -219,7 +220,7 @@ void Session::finish_connect(bool session_present, std::optional<SessionState> r
       auto& slot = subscriptions_[filter];
       slot = std::move(sub);
       if (auto st = attach(slot, false, nullptr); !st) {
-        log()->warn("{} cannot resume subscription '{}': {}", log_prefix(), filter, st.error().to_string());
+        log()->warn("{} cannot resume subscription '{}': {}", log_prefix(filter), filter, st.error().to_string());
         subscriptions_.erase(filter);
         continue;
       }

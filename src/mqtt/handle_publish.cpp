@@ -24,6 +24,7 @@ std::shared_ptr<spdlog::logger> log() {
 
 void Session::handle_publish(codec::Publish& p) {
   const bool v5 = version_ == codec::Version::v5;
+  transport().count_in();
   if (v5 && !p.properties.subscription_identifiers.empty()) {
     disconnect(codec::ReasonCode::protocol_error, "a client PUBLISH carries no subscription identifier");
     return;
@@ -176,7 +177,7 @@ void Session::flush_publishes() {
       }
     }
     if (s->shutting_down_ && s->publish_batches_in_flight_ == 0) {
-      s->disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
+      s->say_goodbye();
     }
     s->flush();
   });

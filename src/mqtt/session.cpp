@@ -404,8 +404,22 @@ void Session::shutdown() {
   }
   flush_publishes();
   shutting_down_ = true;
-  if (publish_batches_in_flight_ == 0) disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
+  if (publish_batches_in_flight_ == 0) say_goodbye();
   // else: the last store confirmation says goodbye (handle_publish.cpp).
+}
+
+void Session::close_by_admin(std::string_view reason) {
+  admin_reason_ = reason.empty() ? std::string("closed by an administrator") : std::string(reason);
+  log()->info("{} closed by an administrator: {}", log_prefix(), admin_reason_);
+  shutdown();
+}
+
+void Session::say_goodbye() {
+  if (!admin_reason_.empty()) {
+    disconnect(codec::ReasonCode::administrative_action, admin_reason_);
+  } else {
+    disconnect(codec::ReasonCode::server_shutting_down, "broker shutting down");
+  }
 }
 
 void Session::save_subscriptions(std::vector<SubscriptionChange> changes, std::function<void()> done) {

@@ -56,6 +56,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // Once the transport runs: arms the connect timeout and keep-alive watchdog.
   void start_watchdog();
   void shutdown() override;
+  void close_by_admin(std::string_view reason) override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
   // Another connection claimed this client id: DISCONNECT 0x8E (MQTT 5), detach, then hand the
   // session over through `done` (nullopt if this one had already gone).
@@ -109,6 +110,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // A protocol violation or a server decision: DISCONNECT with `reason` on MQTT 5 (a CONNACK
   // before the session is connected), then close. MQTT 3.x just closes.
   void disconnect(codec::ReasonCode reason, std::string_view detail);
+  // The goodbye once shutting down: 0x8B, or 0x98 with the reason when an administrator closed us.
+  void say_goodbye();
   void on_decode_error(const codec::DecodeError& error, std::optional<codec::Version> connect_version);
   static net::asio::awaitable<void> watchdog_loop(std::shared_ptr<Session> self);
   std::shared_ptr<Session> self();
@@ -182,6 +185,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   bool taken_over_ = false;
   bool clean_disconnect_ = false;  // DISCONNECT without will: no will
   bool shutting_down_ = false;
+  std::string admin_reason_;  // set when an administrator closes us: DISCONNECT 0x98 says it
   // Closed, its departure not yet reported (detaching): a take-over arriving then waits for it.
   bool departing_ = false;
   std::function<void(std::optional<Departure>)> pending_take_over_;

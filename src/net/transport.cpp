@@ -1,5 +1,6 @@
 #include "net/transport.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
@@ -37,6 +38,10 @@ Transport::~Transport() {
   if (registered_) on_this_shard().erase(this);
 }
 
+std::string Transport::log_prefix(std::string_view destination) const {
+  return fmt::format("[{} c{} {} {}]", protocol_, id_, peer_, destination);
+}
+
 void Transport::register_on_shard() {
   registered_ = true;
   on_this_shard().insert(this);
@@ -57,6 +62,26 @@ void Transport::close() {
   }
   close_io();
   if (handler_ != nullptr) handler_->on_closed();
+}
+
+MessageRates Transport::sample_rates(std::chrono::steady_clock::time_point now) {
+  if (!rate_sampled_) {
+    rate_sampled_ = true;
+    rate_window_start_ = connected_at_;
+  }
+  const std::chrono::duration<double> elapsed = now - rate_window_start_;
+  if (elapsed >= std::chrono::seconds(1)) {
+    in_per_second_ = static_cast<double>(messages_in_ - rate_window_in_) / elapsed.count();
+    out_per_second_ = static_cast<double>(messages_out_ - rate_window_out_) / elapsed.count();
+    rate_window_start_ = now;
+    rate_window_in_ = messages_in_;
+    rate_window_out_ = messages_out_;
+  } else if (elapsed.count() > 0 && rate_window_start_ == connected_at_) {
+    // Younger than a second: what it did so far, per second of it.
+    in_per_second_ = static_cast<double>(messages_in_) / std::max(elapsed.count(), 1.0);
+    out_per_second_ = static_cast<double>(messages_out_) / std::max(elapsed.count(), 1.0);
+  }
+  return MessageRates{messages_in_, messages_out_, in_per_second_, out_per_second_};
 }
 
 void Transport::resume_reading() {

@@ -26,6 +26,22 @@ class TransportHandler {
   virtual void on_closed() = 0;
   // The broker is stopping: say goodbye as the protocol allows, then close.
   virtual void shutdown() = 0;
+  // An administrator closes this connection: the same goodbye, carrying `reason` where the
+  // protocol can (a STOMP ERROR's body, an MQTT 5 DISCONNECT 0x98's reason string).
+  virtual void close_by_admin(std::string_view reason) {
+    (void)reason;
+    shutdown();
+  }
+};
+
+// Messages a connection carried, for the admin API's rates: `in` what the client sent (SEND,
+// PUBLISH), `out` what it was handed. Rates are over the interval since the previous sample
+// taken at least a second before (the first: since connecting), so pollers see per-second rates.
+struct MessageRates {
+  std::uint64_t in = 0;
+  std::uint64_t out = 0;
+  double in_per_second = 0;
+  double out_per_second = 0;
 };
 
 // A byte stream to one client that a protocol session reads from and writes to: TCP
@@ -89,6 +105,9 @@ class Transport {
   const std::string& peer_identity() const { return peer_identity_; }
   // "[stomp c42 127.0.0.1:50312]", for log lines.
   const std::string& log_prefix() const { return log_prefix_; }
+  // "[stomp c42 127.0.0.1:50312 /queue/orders]", for a line about one destination: the JSON log
+  // format (base/logging.cpp) makes protocol, connection, remote and destination fields of it.
+  std::string log_prefix(std::string_view destination) const;
   // The shard's executor: sessions run their timers (heart-beats, keep-alive) on it.
   const asio::any_io_executor& executor() const { return executor_; }
   std::chrono::steady_clock::time_point last_read() const { return last_read_; }
@@ -98,6 +117,26 @@ class Transport {
   void shutdown() {
     if (handler_ != nullptr) handler_->shutdown();
   }
+  // Asks the handler to say goodbye with an administrator's reason; the reason is kept for a
+  // carrier that has its own close (a WebSocket's close frame).
+  void close_by_admin(std::string reason) {
+    close_reason_ = std::move(reason);
+    if (handler_ != nullptr) handler_->close_by_admin(close_reason_);
+  }
+  const std::string& close_reason() const { return close_reason_; }
+
+  // Who the client is, once its protocol's login named it (admin API connection list).
+  void set_client(std::string client_id, std::string user) {
+    client_id_ = std::move(client_id);
+    user_ = std::move(user);
+  }
+  const std::string& client_id() const { return client_id_; }
+  const std::string& user() const { return user_; }
+  // Sessions count messages in (from the client) and out (to it): two increments, no clock.
+  void count_in(std::uint64_t n = 1) { messages_in_ += n; }
+  void count_out(std::uint64_t n = 1) { messages_out_ += n; }
+  // The totals and their rates (see MessageRates); rolls the sample window when a second passed.
+  MessageRates sample_rates(std::chrono::steady_clock::time_point now);
 
   // Every open transport of the calling shard (for shutdown, and to resume reading when memory
   // is freed). Runs on: that shard.
@@ -133,7 +172,19 @@ class Transport {
   std::string protocol_;
   std::string log_prefix_;
   std::string peer_identity_;
+  std::string client_id_;
+  std::string user_;
+  std::string close_reason_;
   TransportHandler* handler_ = nullptr;
+  std::uint64_t messages_in_ = 0;
+  std::uint64_t messages_out_ = 0;
+  // The rate sample: totals at its start, and the rates of the last whole window.
+  std::chrono::steady_clock::time_point rate_window_start_;
+  std::uint64_t rate_window_in_ = 0;
+  std::uint64_t rate_window_out_ = 0;
+  double in_per_second_ = 0;
+  double out_per_second_ = 0;
+  bool rate_sampled_ = false;
   std::string pending_;
   std::string writing_;
   std::size_t max_queued_bytes_ = SIZE_MAX;

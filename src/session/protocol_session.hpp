@@ -32,6 +32,7 @@ class ProtocolSession : public net::TransportHandler {
   model::ShardId shard() const { return transport_->shard(); }
   std::uint64_t id() const { return transport_->id(); }
   const std::string& log_prefix() const { return transport_->log_prefix(); }
+  std::string log_prefix(std::string_view destination) const { return transport_->log_prefix(destination); }
   bool is_closed() const { return transport_->is_closed(); }
   bool is_closing() const { return transport_->is_closing(); }
 

@@ -120,6 +120,7 @@ std::string error_message(Refusal why, codec::Command command, std::string_view 
     case Refusal::heart_beat_timeout: return "heart-beat timeout";
     case Refusal::slow_consumer: return "slow consumer";
     case Refusal::shutting_down: return "broker shutting down";
+    case Refusal::closed_by_administrator: return "closed by an administrator";
   }
   return "error";
 }
@@ -136,7 +137,8 @@ ErrorFrame error_frame(Refusal why, codec::Command command, std::string_view det
   if (why == Refusal::unsupported_version) frame.headers.emplace_back("version", "1.0,1.1,1.2");
   frame.headers.emplace_back("content-type", "text/plain");
   if (receipt != nullptr) frame.headers.emplace_back("receipt-id", *receipt);
-  frame.bounded_close = why == Refusal::slow_consumer;
+  // A client that stopped reading must not keep these connections open.
+  frame.bounded_close = why == Refusal::slow_consumer || why == Refusal::closed_by_administrator;
   frame.keeps_connection = why == Refusal::access_denied;
   return frame;
 }

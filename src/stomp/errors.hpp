@@ -63,6 +63,7 @@ enum class Refusal {
   heart_beat_timeout,
   slow_consumer,
   shutting_down,
+  closed_by_administrator,  // the admin API closed it; the body is the administrator's reason
 };
 
 // A frame the session refuses: why, and what to say about it (the ERROR body).

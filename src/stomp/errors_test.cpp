@@ -62,6 +62,7 @@ const std::pair<Refusal, std::string_view> kMessages[] = {
     {Refusal::heart_beat_timeout, "heart-beat timeout"},
     {Refusal::slow_consumer, "slow consumer"},
     {Refusal::shutting_down, "broker shutting down"},
+    {Refusal::closed_by_administrator, "closed by an administrator"},
     {Refusal::access_denied, "access denied"},
 };
 
@@ -154,10 +155,11 @@ TEST(StompErrors, UnsupportedVersionListsOurs) {
   EXPECT_EQ(frame.body, "Supported protocol versions are 1.0 1.1 1.2\n");
 }
 
-TEST(StompErrors, OnlyASlowConsumerGetsABoundedClose) {
+TEST(StompErrors, OnlyASlowConsumerAndAnAdministratorsCloseAreBounded) {
   EXPECT_TRUE(error_frame(Refusal::slow_consumer, Command::message, "more than 1 bytes", nullptr).bounded_close);
+  EXPECT_TRUE(error_frame(Refusal::closed_by_administrator, Command::error, "maintenance", nullptr).bounded_close);
   for (const auto& [why, text] : kMessages) {
-    if (why != Refusal::slow_consumer) {
+    if (why != Refusal::slow_consumer && why != Refusal::closed_by_administrator) {
       EXPECT_FALSE(error_frame(why, Command::send, "", nullptr).bounded_close) << text;
     }
   }

@@ -84,6 +84,7 @@ void Session::on_authenticated(auth::Outcome outcome, bool had_credentials, std:
   }
   user_ = std::move(outcome.user);
   permissions_.set_identity(user_, client_id_);
+  transport().set_client(client_id_, user_);
   if (!user_.empty()) log()->debug("{} logged in as \"{}\"", log_prefix(), auth::printable_name(user_));
   connected_ = true;
   handshake_.release();

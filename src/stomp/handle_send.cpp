@@ -124,6 +124,7 @@ void Session::handle_send(codec::Frame& frame) {
     return;
   }
   auto* messages = &std::get<std::vector<model::MessagePtr>>(built);
+  transport().count_in();
   if (const auto* tx = frame.header("transaction")) {
     auto it = transactions_.find(*tx);
     if (it == transactions_.end()) {

@@ -82,7 +82,10 @@ void Session::fail(Refusal why, std::string_view detail, const codec::Frame* cau
   if (is_closing()) return;
   auto error = error_frame(why, cause != nullptr ? cause->command : codec::Command::error, detail,
                            cause != nullptr ? cause->header("receipt") : nullptr);
-  log()->debug("{} ERROR: {} {}", log_prefix(), error.headers.front().second, detail);
+  // A frame naming a destination: the line names it too (a field in the JSON log format).
+  const std::string* destination = cause != nullptr ? cause->header("destination") : nullptr;
+  log()->debug("{} ERROR: {} {}", destination != nullptr ? log_prefix(*destination) : log_prefix(),
+               error.headers.front().second, detail);
   encode(codec::Command::error, error.headers, error.body);
   if (error.keeps_connection) {
     flush();
@@ -263,6 +266,7 @@ void Session::encode_delivery(Subscription& sub, core::ConsumerId id, const core
   char id_text[36];
   char ack_text[48];
   const model::Message& m = *d.message;
+  transport().count_out();
   codec::FrameWriter w(out(), codec::Command::message, version_);
   w.header("subscription", sub.id);
   m.id.to_chars(id_text);
@@ -374,9 +378,17 @@ void Session::shutdown() {
   // else: the last store confirmation calls complete_disconnect(), which says goodbye.
 }
 
+void Session::close_by_admin(std::string_view reason) {
+  admin_reason_ = reason.empty() ? std::string("closed by an administrator") : std::string(reason);
+  log()->info("{} closed by an administrator: {}", log_prefix(), admin_reason_);
+  shutdown();
+}
+
 void Session::complete_disconnect() {
   if (!disconnect_receipt_.empty()) send_receipt(disconnect_receipt_);
-  if (shutting_down_) {
+  if (shutting_down_ && !admin_reason_.empty()) {
+    fail(Refusal::closed_by_administrator, admin_reason_);
+  } else if (shutting_down_) {
     fail(Refusal::shutting_down);
   } else {
     close_after_flush();

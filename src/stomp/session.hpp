@@ -50,6 +50,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   void begin();
 
   void shutdown() override;
+  void close_by_admin(std::string_view reason) override;
   void deliver(core::ConsumerId id, std::vector<core::Delivery> batch);
   // A wildcard queue subscription gained (lost) the consumer of one more queue.
   void attach_child(core::ConsumerId parent, core::ConsumerId child);
@@ -196,6 +197,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::string disconnect_receipt_;
   bool disconnecting_ = false;
   bool shutting_down_ = false;
+  std::string admin_reason_;  // set when an administrator closes us: the ERROR says it
   std::size_t need_at_least_ = 0;
   std::unique_ptr<net::asio::steady_timer> heartbeat_timer_;
   net::HandshakeSlot handshake_;                              // released once CONNECTED or closed

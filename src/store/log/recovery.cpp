@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -104,6 +105,21 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
   RecoveryReport& report = out.report;
   if (!files.empty()) out.next_segment_id = files.back().id + 1;
 
+  // A long replay says how far it is, once a second (read the clock every 256 batches).
+  const auto began = std::chrono::steady_clock::now();
+  auto last_progress = began;
+  std::uint64_t until_clock = 256;
+  auto progress = [&](std::size_t segment) {
+    if (--until_clock != 0) return;
+    until_clock = 256;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress < std::chrono::seconds(1)) return;
+    last_progress = now;
+    log.info("journal recovery: segment {} of {}, {} segment(s) done, {} batch(es) replayed, {:.1f} s so far",
+             segment + 1, files.size(), segment, report.batches,
+             std::chrono::duration<double>(now - began).count());
+  };
+
   for (std::size_t i = 0; i < files.size(); ++i) {
     const SegmentFile& file = files[i];
     const bool last = i + 1 == files.size();
@@ -156,6 +172,7 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       if (item.kind == SegmentReader::Item::Kind::batch) {
         ++report.batches;
         state.apply(file.id, item.batch);
+        progress(i);
         good_end = item.next;
         continue;
       }
