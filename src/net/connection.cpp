@@ -96,7 +96,12 @@ Connection::Connection(tcp::socket socket, model::ShardId shard, std::string pro
       wake_(stream_.socket().get_executor()),
       resume_(stream_.socket().get_executor()) {
   wake_.expires_at(asio::steady_timer::time_point::max());
-  if (tls.context) stream_.use_tls(std::move(tls.context));
+  if (tls.context && tls.as_client) {
+    as_client_ = true;
+    stream_.use_tls_client(std::move(tls.context), tls.server_name);
+  } else if (tls.context) {
+    stream_.use_tls(std::move(tls.context));
+  }
 }
 
 Connection::TlsHandshakeCounts Connection::tls_handshakes() {
@@ -133,13 +138,16 @@ void Connection::start_loops() {
 
 asio::awaitable<void> Connection::handshake(std::shared_ptr<Connection> self) {
   boost::system::error_code ec;
-  co_await self->stream_.tls()->async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+  const auto side = self->as_client_ ? ssl::stream_base::client : ssl::stream_base::server;
+  co_await self->stream_.tls()->async_handshake(side, asio::redirect_error(asio::use_awaitable, ec));
   if (self->is_closed()) co_return;  // counted as abandoned by close_io()
   self->handshaking_ = false;
   if (ec) {
     const auto failed = g_tls_failed.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (tls_warning_due()) {
-      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed, ec.message());
+    // This side dialled (a federation link): few, retried with back-off, each failure logged.
+    if (self->as_client_ || tls_warning_due()) {
+      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed,
+                                self->stream_.tls_failure(ec));
     }
     self->close();
     co_return;
