@@ -146,8 +146,12 @@ asio::awaitable<void> Connection::handshake(std::shared_ptr<Connection> self) {
     const auto failed = g_tls_failed.fetch_add(1, std::memory_order_relaxed) + 1;
     // This side dialled (a federation link): few, retried with back-off, each failure logged.
     if (self->as_client_ || tls_warning_due()) {
-      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed,
-                                self->stream_.tls_failure(ec));
+      std::string why = self->stream_.tls_failure(ec);
+      // A dialler's most likely mistake: the far listener is plain (it answered no TLS, or closed).
+      if (self->as_client_ && (ec == ssl::error::stream_truncated || ec.message() == "wrong version number")) {
+        why += " (does the far listener speak TLS?)";
+      }
+      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed, why);
     }
     self->close();
     co_return;
@@ -263,6 +267,14 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       self->read_buffer_.resize(old_size + n);
     }
     if (ec) {
+      // TLS 1.3: a server refusing the client's certificate says so only after the client's
+      // side of the handshake is done, in an alert that arrives here.
+      if (self->as_client_ && !self->heard_ && ec.category() == asio::error::get_ssl_category()) {
+        logging::get("net")->warn("{} TLS handshake failed (refused by the far side): {}", self->log_prefix(),
+                                  ec.message());
+        self->close();
+        co_return;
+      }
       // EOF, reset, or our own close: not exceptional.
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
         logging::get("net")->debug("{} read failed: {}", self->log_prefix(), ec.message());
