@@ -15,6 +15,7 @@ import pytest
 
 from helpers.broker import run_cli
 from helpers.federation import Node, bodies, wait_links
+from helpers.http import request
 from helpers.tls_certs import Certs
 from helpers.wait import assert_stays, wait_for
 
@@ -254,3 +255,25 @@ def test_a_peer_that_never_finishes_the_handshake_is_dropped(broker_factory, sto
         except ConnectionResetError:
             pass
         s.close()
+
+
+def test_the_admin_route_refuses_bad_tls_options(broker_factory):
+    b = Node(broker_factory, "b")
+
+    def add(body):
+        r = request(b.broker.http_port, "POST", "/admin/v1/federation/links", body=json.dumps(body).encode(),
+                    headers={"content-type": "application/json"})
+        assert r.status == 400, r
+        return r.json()["detail"]
+    base = {"name": "x", "connect": "127.0.0.1:1"}
+    assert "'tls' must be true or false" in add({**base, "tls": "yes"})
+    assert "'ca_file' must be a string" in add({**base, "tls": True, "ca_file": 7})
+    assert "over 4096 bytes" in add({**base, "tls": True, "ca_file": "c" * 5000})
+    assert "go together" in add({**base, "tls": True, "cert_file": "me.crt"})
+    assert "need tls = true" in add({**base, "server_name": "node.example"})
+    # A file that does not load: the link is kept, logged, and retried like a refused connect.
+    r = request(b.broker.http_port, "POST", "/admin/v1/federation/links",
+                body=json.dumps({**base, "tls": True, "ca_file": "/nonexistent/ca.pem"}).encode(),
+                headers={"content-type": "application/json"})
+    assert r.status == 201, r
+    wait_log(b, "link 'x': TLS not usable", count=2)
