@@ -18,6 +18,7 @@ from helpers.federation import Node, bodies, wait_links
 from helpers.http import request
 from helpers.tls_certs import Certs
 from helpers.wait import assert_stays, wait_for
+from test_auth import passwd
 
 
 @pytest.fixture
@@ -25,9 +26,11 @@ def certs(tmp_path):
     return Certs(tmp_path / "certs")
 
 
-def tls_listener(cert, key, ca=None, client_certificates=None):
+def tls_listener(cert, key, ca=None, client_certificates=None, identity=False):
     """[federation] keys (Node's `extra`) for a TLS link listener, with its [tls] table."""
     text = f'tls = true\n[tls]\ncert_file = "{cert}"\nkey_file = "{key}"\n'
+    if identity:
+        text += "use_identity_as_username = true\n"
     if ca:
         text += f'ca_file = "{ca}"\n'
     if client_certificates:
@@ -277,3 +280,22 @@ def test_the_admin_route_refuses_bad_tls_options(broker_factory):
                 headers={"content-type": "application/json"})
     assert r.status == 201, r
     wait_log(b, "link 'x': TLS not usable", count=2)
+
+
+def test_a_client_certificate_names_the_user_the_acl_applies_to(broker_factory, stomp_client, certs):
+    cert, key, _ = certs.issue("b-server", "localhost")
+    acl = "user linker\nqueue write in.>\n\nuser bob\nqueue readwrite >\n"
+    b = Node(broker_factory, "b", users=[passwd("linker", "s3cret"), passwd("bob", "builder")], acl=acl,
+             extra=tls_listener(cert, key, ca=certs.ca_cert, client_certificates="required", identity=True))
+    client_cert, client_key, _ = certs.issue("a-client", "linker", san=None, client=True)
+    # No username nor password: the certificate's CN is the user.
+    a = Node(broker_factory, "a", links=[b], link_extra=tls_link(certs.ca_cert, cert=client_cert, key=client_key))
+    wait_links(a, 1)
+    on_b = stomp_client(b.broker.port, connect_headers={"login": "bob", "passcode": "builder"})
+    on_b.subscribe("/queue/in.orders")
+    on_b.subscribe("/queue/secret")
+    producer = stomp_client(a.broker.port)
+    send_and_expect_once(producer, on_b, "/queue/in.orders", count=3, prefix="in")
+    producer.send("/queue/secret", "not-for-b", headers={"persistent": "true"})
+    wait_for(lambda: 'user "linker" may not send to /queue/secret' in a.broker.log(5000), 15, lambda: a.broker.log())
+    assert bodies(on_b, "not-for") == []
