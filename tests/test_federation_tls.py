@@ -116,6 +116,12 @@ def test_the_admin_report_says_which_links_are_tls(broker_factory, certs):
     assert out.returncode == 0, out
     links = json.loads(out.stdout)["links"]
     assert [(l["direction"], l["tls"], l["state"]) for l in links] == [("outbound", True, "up")], links
+    table = run_cli("federation", "list", "--server", f"127.0.0.1:{b.broker.http_port}")
+    assert table.returncode == 0, table
+    [row] = [line.split() for line in table.stdout.splitlines() if line.startswith("b-a ")]
+    assert row[1:5] == ["outbound", f"127.0.0.1:{a.fed_port}", "yes", "up"], table.stdout
+    out = run_cli("federation", "list", "--server", f"127.0.0.1:{a.broker.http_port}", "--json")
+    assert [(l["direction"], l["tls"]) for l in json.loads(out.stdout)["links"]] == [("inbound", True)], out
 
 
 def test_mutual_tls_required_refuses_a_link_without_a_certificate(broker_factory, stomp_client, certs):

@@ -80,13 +80,14 @@ std::pair<int, std::string> call(const LinkArgs& args, bhttp::verb method, const
 void print_table(const json& doc) {
   std::cout << fmt::format("node {}  dedup {} ids, {} hits  reply routes {}\n", doc.value("node_id", ""),
                            doc["dedup"].value("size", 0), doc["dedup"].value("hits", 0), doc.value("reply_routes", 0));
-  std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", "NAME", "DIRECTION", "CONNECT", "STATE",
-                           "PUSHED", "RECEIVED", "BACKLOG", "PAUSED");
+  std::cout << fmt::format("{:<24} {:<9} {:<24} {:<4} {:<11} {:>9} {:>9} {:>8} {}\n", "NAME", "DIRECTION", "CONNECT",
+                           "TLS", "STATE", "PUSHED", "RECEIVED", "BACKLOG", "PAUSED");
   for (const auto& l : doc["links"]) {
     std::string paused;
     for (const auto& p : l["paused"]) paused += (paused.empty() ? "" : ",") + p.get<std::string>();
-    std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", l.value("name", ""),
-                             l.value("direction", ""), l.value("connect", ""), l.value("state", ""),
+    std::cout << fmt::format("{:<24} {:<9} {:<24} {:<4} {:<11} {:>9} {:>9} {:>8} {}\n", l.value("name", ""),
+                             l.value("direction", ""), l.value("connect", ""), l.value("tls", false) ? "yes" : "no",
+                             l.value("state", ""),
                              l.value("pushed", 0), l.value("received", 0), l.value("backlog", 0), paused);
   }
 }
