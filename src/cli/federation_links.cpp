@@ -161,8 +161,10 @@ void add_federation_link_commands(CLI::App& federation) {
                       "A user of the far node ([auth]); password from $CARRIER_FEDERATION_PASSWORD");
       sub->add_option("--cost", args->cost, "The cost asked for in negotiate (default 1)");
       sub->add_flag("--tls", args->tls, "Dial the far node's listener over TLS");
-      sub->add_option("--ca", args->ca_file, "TLS: the CAs the far node's certificate chains to (a file the node reads)");
-      sub->add_option("--server-name", args->server_name, "TLS: the name its certificate must carry (default: the host)");
+      sub->add_option("--ca", args->ca_file,
+                      "TLS: the CAs the far node's certificate chains to (a file the node reads)");
+      sub->add_option("--server-name", args->server_name,
+                      "TLS: the name its certificate must carry (default: the host)");
       sub->add_option("--cert", args->cert_file, "TLS: a client certificate for mutual TLS (a file the node reads)");
       sub->add_option("--key", args->key_file, "TLS: the client certificate's key");
     }

@@ -491,12 +491,14 @@ constexpr Key kFederationLinkKeys[] = {
     {"cost",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, 1'000'000), c.federation.links.back().cost); }},
     {"tls", [](const Field& f, Config& c) { return assign(read_bool(f), c.federation.links.back().tls.enabled); }},
-    {"ca_file", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.ca_file); }},
+    {"ca_file",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.ca_file); }},
     {"server_name",
      [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.server_name); }},
     {"cert_file",
      [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.cert_file); }},
-    {"key_file", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.key_file); }},
+    {"key_file",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.key_file); }},
 };
 
 constexpr Key kFederationKeys[] = {

@@ -112,7 +112,8 @@ void Node::dial(const std::shared_ptr<Dialer>& d) {
   }
   auto socket = std::make_shared<net::tcp::socket>(pool_.context(kHome));
   const net::tcp::endpoint target = *endpoints.begin();
-  socket->async_connect(target, [this, d, socket, tls = std::move(tls)](const boost::system::error_code& error) mutable {
+  socket->async_connect(target, [this, d, socket,
+                                 tls = std::move(tls)](const boost::system::error_code& error) mutable {
     if (stopping_ || d->removed) return;
     if (error) {
       log()->debug("link '{}': cannot connect: {}", d->options.name, error.message());

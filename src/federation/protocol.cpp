@@ -71,8 +71,8 @@ class FederationProtocol final : public protocol::Protocol, public protocol::Fed
   }
   void add_link(NewLink link, model::ShardId reply_on, std::function<void(Status)> done) override {
     pool_.post(kHome, [this, link = std::move(link), reply_on, done = std::move(done)]() mutable {
-      LinkOptions options{link.name, link.host, link.port, link.username, link.password, link.cost,
-                          net::TlsClientOptions{link.tls, link.ca_file, link.cert_file, link.key_file, link.server_name}};
+      net::TlsClientOptions tls{link.tls, link.ca_file, link.cert_file, link.key_file, link.server_name};
+      LinkOptions options{link.name, link.host, link.port, link.username, link.password, link.cost, std::move(tls)};
       pool_.post(reply_on, [done = std::move(done), st = node_->add_link(std::move(options))]() { done(st); });
     });
   }

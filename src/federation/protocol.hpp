@@ -15,7 +15,8 @@ namespace carrier::federation {
 // Federation as one of the protocols `carrier serve` runs: its listener accepts links (each
 // moved to shard 0, where the Node lives), its start on shard 0 dials the configured links, and
 // every shard's Broker tells it of consumers coming and going. The node id is read from (or
-// made in) `data_dir`. `tls` set: the listener speaks TLS with that certificate. Null (nothing to run) when federation is off: no listener, no links.
+// made in) `data_dir`. `tls` set: the listener speaks TLS with that certificate. Null
+// (nothing to run) when federation is off: no listener, no links.
 Result<std::unique_ptr<protocol::Protocol>> make_protocol(const protocol::Context& context, net::ShardPool& pool,
                                                           net::ListenerOptions listener, Options options,
                                                           const std::filesystem::path& data_dir,
