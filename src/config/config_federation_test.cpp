@@ -73,7 +73,7 @@ TEST(ConfigFederation, BadValuesAreNamed) {
 }
 
 TEST(ConfigFederation, TlsOnTheListenerAndTheLinks) {
-  const auto plain = parse_ok("[[federation.link]]\nname = \"x\"\nconnect = \"h:1\"\n");
+  const auto plain = parse_ok("[[federation.link]]\nname = \"x\"\nconnect = \"127.0.0.1:1\"\n");
   EXPECT_FALSE(plain.federation.tls);
   EXPECT_EQ(plain.federation.establish_timeout_ms, 10000u);
   EXPECT_FALSE(plain.federation.links[0].tls.enabled);
@@ -90,7 +90,7 @@ ca_file = "nodes-ca.crt"
 client_certificates = "required"
 [[federation.link]]
 name = "to-b"
-connect = "b.example:61700"
+connect = "127.0.0.1:61701"
 tls = true
 ca_file = "ca.crt"
 server_name = "node-b.example"
@@ -117,7 +117,7 @@ key_file = "me.key"
 }
 
 TEST(ConfigFederation, HalfConfiguredTlsIsRefused) {
-  const std::string link = "[[federation.link]]\nname = \"x\"\nconnect = \"h:1\"\n";
+  const std::string link = "[[federation.link]]\nname = \"x\"\nconnect = \"127.0.0.1:1\"\n";
   EXPECT_THAT(toml_error(link + "ca_file = \"ca.crt\"\n"), HasSubstr("need tls = true"));
   EXPECT_THAT(toml_error(link + "tls = true\ncert_file = \"me.crt\"\n"), HasSubstr("go together"));
   EXPECT_THAT(toml_error(link + "tls = \"yes\"\n"), HasSubstr("federation.link[0].tls"));
