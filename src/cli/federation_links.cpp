@@ -28,6 +28,8 @@ struct LinkArgs {
   std::string connect;
   std::string username;
   std::int32_t cost = 1;
+  bool tls = false;
+  std::string ca_file, server_name, cert_file, key_file;
   bool json_out = false;
 };
 
@@ -78,13 +80,14 @@ std::pair<int, std::string> call(const LinkArgs& args, bhttp::verb method, const
 void print_table(const json& doc) {
   std::cout << fmt::format("node {}  dedup {} ids, {} hits  reply routes {}\n", doc.value("node_id", ""),
                            doc["dedup"].value("size", 0), doc["dedup"].value("hits", 0), doc.value("reply_routes", 0));
-  std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", "NAME", "DIRECTION", "CONNECT", "STATE",
-                           "PUSHED", "RECEIVED", "BACKLOG", "PAUSED");
+  std::cout << fmt::format("{:<24} {:<9} {:<24} {:<4} {:<11} {:>9} {:>9} {:>8} {}\n", "NAME", "DIRECTION", "CONNECT",
+                           "TLS", "STATE", "PUSHED", "RECEIVED", "BACKLOG", "PAUSED");
   for (const auto& l : doc["links"]) {
     std::string paused;
     for (const auto& p : l["paused"]) paused += (paused.empty() ? "" : ",") + p.get<std::string>();
-    std::cout << fmt::format("{:<24} {:<9} {:<24} {:<11} {:>9} {:>9} {:>8} {}\n", l.value("name", ""),
-                             l.value("direction", ""), l.value("connect", ""), l.value("state", ""),
+    std::cout << fmt::format("{:<24} {:<9} {:<24} {:<4} {:<11} {:>9} {:>9} {:>8} {}\n", l.value("name", ""),
+                             l.value("direction", ""), l.value("connect", ""), l.value("tls", false) ? "yes" : "no",
+                             l.value("state", ""),
                              l.value("pushed", 0), l.value("received", 0), l.value("backlog", 0), paused);
   }
 }
@@ -96,6 +99,11 @@ int run(const LinkArgs& args, std::string_view action) {
       answer = call(args, bhttp::verb::get, "/admin/v1/federation/links");
     } else if (action == "add") {
       json body{{"name", args.name}, {"connect", args.connect}, {"cost", args.cost}};
+      if (args.tls) body["tls"] = true;
+      for (auto [key, value] : {std::pair{"ca_file", &args.ca_file}, std::pair{"server_name", &args.server_name},
+                                std::pair{"cert_file", &args.cert_file}, std::pair{"key_file", &args.key_file}}) {
+        if (!value->empty()) body[key] = *value;
+      }
       if (!args.username.empty()) {
         body["username"] = args.username;
         const char* password = std::getenv("CARRIER_FEDERATION_PASSWORD");
@@ -152,6 +160,13 @@ void add_federation_link_commands(CLI::App& federation) {
       sub->add_option("--username", args->username,
                       "A user of the far node ([auth]); password from $CARRIER_FEDERATION_PASSWORD");
       sub->add_option("--cost", args->cost, "The cost asked for in negotiate (default 1)");
+      sub->add_flag("--tls", args->tls, "Dial the far node's listener over TLS");
+      sub->add_option("--ca", args->ca_file,
+                      "TLS: the CAs the far node's certificate chains to (a file the node reads)");
+      sub->add_option("--server-name", args->server_name,
+                      "TLS: the name its certificate must carry (default: the host)");
+      sub->add_option("--cert", args->cert_file, "TLS: a client certificate for mutual TLS (a file the node reads)");
+      sub->add_option("--key", args->key_file, "TLS: the client certificate's key");
     }
     sub->callback([args, action] { std::exit(run(*args, action)); });
   }

@@ -178,6 +178,18 @@ int serve(const config::Flags& flags) {
       return 2;
     }
   }
+  // Federation has one listener, TLS or not ([federation] tls): links are configured by
+  // operators on both ends, so no old client needs a plain port beside the TLS one.
+  std::shared_ptr<net::TlsServer> federation_tls;
+  if (cfg->federation_listener.enabled && cfg->federation.tls) {
+    auto server = net::TlsServer::create(cfg->tls.for_listener("federation"));
+    if (!server) {
+      std::cerr << "carrier: federation: " << server.error().detail << "\n";
+      return 2;
+    }
+    federation_tls = *server;
+    tls_servers.push_back(*server);
+  }
 
   // The protocols the broker speaks, one registration each (docs/architecture.md).
   auth::Authenticator& auth = **authenticator;
@@ -191,7 +203,7 @@ int serve(const config::Flags& flags) {
   cfg->http.admin = &admin_service;
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http), std::move(*https));
   auto federation = federation::make_protocol(context, pool, cfg->federation_listener, cfg->federation,
-                                              cfg->store.data_dir);
+                                              cfg->store.data_dir, std::move(federation_tls));
   if (!federation) {
     std::cerr << "carrier: " << federation.error().detail << "\n";
     return 1;

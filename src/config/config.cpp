@@ -515,6 +515,7 @@ constexpr Key kTlsKeys[] = {
     {"stomp", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
     {"mqtt", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
     {"http", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
+    {"federation", [](const Field& f, Config& c) { return apply_table(f, c, kTlsListenerKeys); }},
 };
 
 // [federation] and its [[federation.link]]s (docs/federation.md).
@@ -533,10 +534,20 @@ constexpr Key kFederationLinkKeys[] = {
     {"password", [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().password); }},
     {"cost",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, 1'000'000), c.federation.links.back().cost); }},
+    {"tls", [](const Field& f, Config& c) { return assign(read_bool(f), c.federation.links.back().tls.enabled); }},
+    {"ca_file",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.ca_file); }},
+    {"server_name",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.server_name); }},
+    {"cert_file",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.cert_file); }},
+    {"key_file",
+     [](const Field& f, Config& c) { return assign(read_string(f), c.federation.links.back().tls.key_file); }},
 };
 
 constexpr Key kFederationKeys[] = {
     {"listen", [](const Field& f, Config& c) { return read_listen(f, c.federation_listener); }},
+    {"tls", [](const Field& f, Config& c) { return assign(read_bool(f), c.federation.tls); }},
     {"ttl", [](const Field& f, Config& c) { return assign(read_integer(f, 1, 255), c.federation.ttl); }},
     {"dedup_window",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100'000'000), c.federation.dedup_window); }},
@@ -546,6 +557,10 @@ constexpr Key kFederationKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 3'600'000), c.federation.reconnect_max_ms); }},
     {"max_bad_frames",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, kUint32Max), c.federation.max_bad_frames); }},
+    {"establish_timeout_ms",
+     [](const Field& f, Config& c) {
+       return assign(read_integer(f, 100, 3'600'000), c.federation.establish_timeout_ms);
+     }},
     {"max_in_flight",
      [](const Field& f, Config& c) { return assign(read_integer(f, 1, 100'000), c.federation.max_in_flight); }},
     {"max_frame_bytes",
@@ -573,6 +588,10 @@ constexpr Key kFederationKeys[] = {
          if (link.name.empty() || link.port == 0) {
            return unexpected(Errc::invalid_argument, fmt::format("'{}' needs name and connect{}", entry.key,
                                                                  where(f.source_name, entry.node.source())));
+         }
+         if (auto problem = federation::link_tls_problem(link.tls); !problem.empty()) {
+           return unexpected(Errc::invalid_argument,
+                             fmt::format("'{}': {}{}", entry.key, problem, where(f.source_name, entry.node.source())));
          }
        }
        return ok();
@@ -788,10 +807,21 @@ Status check_tls(const std::optional<std::filesystem::path>& config_file, Config
   };
   resolve_all(config.tls.all);
   for (auto& entry : config.tls.listener) resolve_all(entry.second);
-  const std::pair<std::string_view, const net::ListenerOptions*> listeners[] = {
-      {"stomp", &config.stomp_tls_listener}, {"mqtt", &config.mqtt_tls_listener}, {"http", &config.http_tls_listener}};
-  for (const auto& [name, listener] : listeners) {
-    if (!listener->enabled) continue;
+  for (auto& link : config.federation.links) {
+    for (auto* file : {&link.tls.ca_file, &link.tls.cert_file, &link.tls.key_file}) {
+      std::optional<std::string> name;
+      if (!file->empty()) name = *file;
+      resolve(name);
+      if (name) *file = *name;
+    }
+  }
+  const bool federation_tls = config.federation_listener.enabled && config.federation.tls;
+  const std::pair<std::string_view, bool> listeners[] = {{"stomp", config.stomp_tls_listener.enabled},
+                                                         {"mqtt", config.mqtt_tls_listener.enabled},
+                                                         {"http", config.http_tls_listener.enabled},
+                                                         {"federation", federation_tls}};
+  for (const auto& [name, enabled] : listeners) {
+    if (!enabled) continue;
     const auto options = config.tls.for_listener(name);
     if (options.cert_file.empty() || options.key_file.empty()) {
       return unexpected(Errc::invalid_argument,

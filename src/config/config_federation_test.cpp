@@ -72,6 +72,65 @@ TEST(ConfigFederation, BadValuesAreNamed) {
               HasSubstr("federation.link[0].connect"));
 }
 
+TEST(ConfigFederation, TlsOnTheListenerAndTheLinks) {
+  const auto plain = parse_ok("[[federation.link]]\nname = \"x\"\nconnect = \"127.0.0.1:1\"\n");
+  EXPECT_FALSE(plain.federation.tls);
+  EXPECT_EQ(plain.federation.establish_timeout_ms, 10000u);
+  EXPECT_FALSE(plain.federation.links[0].tls.enabled);
+
+  TempFile file(R"(
+[federation]
+listen = "127.0.0.1:61700"
+tls = true
+establish_timeout_ms = 2500
+[tls.federation]
+cert_file = "node.crt"
+key_file = "node.key"
+ca_file = "nodes-ca.crt"
+client_certificates = "required"
+[[federation.link]]
+name = "to-b"
+connect = "127.0.0.1:61701"
+tls = true
+ca_file = "ca.crt"
+server_name = "node-b.example"
+cert_file = "/abs/me.crt"
+key_file = "me.key"
+)");
+  Flags flags;
+  flags.config_file = file.path();
+  auto loaded = load(flags);
+  ASSERT_TRUE(loaded) << loaded.error().detail;
+  const auto dir = file.path().parent_path();
+  EXPECT_TRUE(loaded->federation.tls);
+  EXPECT_EQ(loaded->federation.establish_timeout_ms, 2500u);
+  const auto listener = loaded->tls.for_listener("federation");
+  EXPECT_EQ(listener.cert_file, (dir / "node.crt").string());
+  EXPECT_EQ(listener.client_certificates, net::ClientCertificates::required);
+  EXPECT_EQ(loaded->tls.for_listener("stomp").cert_file, "");
+  const auto& link = loaded->federation.links[0].tls;
+  EXPECT_TRUE(link.enabled);
+  EXPECT_EQ(link.ca_file, (dir / "ca.crt").string());
+  EXPECT_EQ(link.server_name, "node-b.example");
+  EXPECT_EQ(link.cert_file, "/abs/me.crt");
+  EXPECT_EQ(link.key_file, (dir / "me.key").string());
+}
+
+TEST(ConfigFederation, HalfConfiguredTlsIsRefused) {
+  const std::string link = "[[federation.link]]\nname = \"x\"\nconnect = \"127.0.0.1:1\"\n";
+  EXPECT_THAT(toml_error(link + "ca_file = \"ca.crt\"\n"), HasSubstr("need tls = true"));
+  EXPECT_THAT(toml_error(link + "tls = true\ncert_file = \"me.crt\"\n"), HasSubstr("go together"));
+  EXPECT_THAT(toml_error(link + "tls = \"yes\"\n"), HasSubstr("federation.link[0].tls"));
+  EXPECT_THAT(toml_error("[federation]\nestablish_timeout_ms = 10\n"), HasSubstr("establish_timeout_ms"));
+  // A TLS listener needs a certificate.
+  TempFile file("[federation]\nlisten = \"127.0.0.1:61700\"\ntls = true\n");
+  Flags flags;
+  flags.config_file = file.path();
+  auto loaded = load(flags);
+  ASSERT_FALSE(loaded);
+  EXPECT_THAT(loaded.error().detail, HasSubstr("federation TLS listener needs a certificate"));
+}
+
 TEST(ConfigFederation, FlagOverridesTheFile) {
   net::ListenerOptions listener{false, "127.0.0.1", 61700};
   ASSERT_TRUE(parse_listen("127.0.0.1:7000", "--federation", listener));

@@ -1,5 +1,7 @@
 #include "federation/link.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <type_traits>
@@ -52,6 +54,16 @@ Link::~Link() {
 }
 
 void Link::begin() {
+  // A peer that never finishes (the TLS handshake, negotiate, establish) is dropped: accepted,
+  // it would hold a socket; dialled, the link would wait forever instead of retrying.
+  establish_timer_ = std::make_unique<net::asio::steady_timer>(transport_->executor());
+  const auto limit = node_.options().establish_timeout_ms;
+  establish_timer_->expires_after(std::chrono::milliseconds(limit));
+  establish_timer_->async_wait([weak = weak_from_this(), limit](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->up_ || self->transport_->is_closing()) return;
+    self->fail(fmt::format("not established within {} ms", limit));
+  });
   if (outbound_ == nullptr) return;  // the dialling side speaks first
   codec::NegotiateRequest hello;
   hello.hope.cost_request = outbound_->cost;
@@ -294,6 +306,8 @@ void Link::on_establish(std::uint32_t request_id, codec::EstablishRequest& reque
   if (const auto user = property_value(request.from.property, "user"); !user.empty()) credentials.username = user;
   if (const auto pass = property_value(request.from.property, "password"); !pass.empty()) credentials.password = pass;
   credentials.source = std::string(transport_->peer_address());
+  // A verified client certificate naming the user (tls.use_identity_as_username), as for clients.
+  if (!transport_->peer_identity().empty()) credentials.identity = transport_->peer_identity();
   std::weak_ptr<Link> weak = weak_from_this();
   auto outcome = node_.authenticator().authenticate(
       std::move(credentials), transport_->shard(),
@@ -375,6 +389,7 @@ void Link::bad_frame(std::uint32_t operation, std::uint32_t request_id, const st
 }
 
 void Link::fail(const std::string& why) {
+  failed_ = true;
   log()->warn("{} link '{}' dropped: {}", log_prefix(), name_, why);
   transport_->close_after_flush();
 }
@@ -383,7 +398,16 @@ void Link::on_closed() {
   pending_.clear();
   throttled_.clear();
   if (throttle_timer_) throttle_timer_->cancel();
-  if (up_) log()->info("{} link '{}' closed", log_prefix(), name_);
+  if (establish_timer_) establish_timer_->cancel();
+  if (up_) {
+    log()->info("{} link '{}' closed", log_prefix(), name_);
+  } else if (outbound_ && !failed_) {
+    // Closed by the far side (or a failed TLS handshake, logged by net) before establish:
+    // a plain link to a TLS listener ends here, as does one the far node refused outright.
+    log()->warn("{} link '{}' closed before it was established (the far listener TLS when this link is not, "
+                "or refusing it?)",
+                log_prefix(), name_);
+  }
   node_.link_closed(*this);
   up_ = false;
 }

@@ -127,6 +127,7 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   bool up_ = false;
   bool authenticating_ = false;
   bool misbehaved_ = false;
+  bool failed_ = false;  // fail() said why it closes
   std::uint32_t bad_frames_ = 0;
   std::uint32_t next_request_ = 1;
   std::unordered_map<std::uint32_t, std::function<void(codec::Frame&)>> pending_;
@@ -138,6 +139,7 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   codec::RateUnit rate_unit_ = codec::RateUnit::messages_per_second;
   std::deque<ThrottledPush> throttled_;
   std::unique_ptr<net::asio::steady_timer> throttle_timer_;
+  std::unique_ptr<net::asio::steady_timer> establish_timer_;  // begin() until up
   bool throttle_armed_ = false;
 };
 

@@ -58,6 +58,7 @@ protocol::FederationLinks::Report Node::report() const {
     out.name = d->options.name;
     out.direction = "outbound";
     out.connect = d->options.host + ":" + std::to_string(d->options.port);
+    out.tls = d->options.tls.enabled;
     out.state = "connecting";
     for (const auto& [id, link] : links_) {
       if (link->outbound() == &d->options && !link->is_closed()) describe(*link, out);
@@ -70,6 +71,7 @@ protocol::FederationLinks::Report Node::report() const {
     out.name = link->name();
     out.direction = "inbound";
     out.connect = link->name();
+    out.tls = tls_ != nullptr;
     describe(*link, out);
     r.links.push_back(std::move(out));
   }
@@ -82,6 +84,7 @@ Status Node::add_link(LinkOptions link) {
     return unexpected(Errc::limit_exceeded, "this node already dials " + std::to_string(kMaxOutboundLinks) +
                                                 " links, the most it keeps");
   }
+  if (auto problem = link_tls_problem(link.tls); !problem.empty()) return unexpected(Errc::invalid_argument, problem);
   for (const auto& d : dialers_) {
     if (d->options.name == link.name) {
       return unexpected(Errc::already_exists, "a link named '" + link.name + "' exists");
@@ -91,7 +94,8 @@ Status Node::add_link(LinkOptions link) {
       Dialer{std::move(link), ReconnectBackoff(options_.reconnect_min_ms, options_.reconnect_max_ms), nullptr});
   d->timer = std::make_unique<net::asio::steady_timer>(pool_.context(kHome));
   dialers_.push_back(d);
-  log()->info("link '{}' to {}:{} added", d->options.name, d->options.host, d->options.port);
+  log()->info("link '{}' to {}:{}{} added", d->options.name, d->options.host, d->options.port,
+              d->options.tls.enabled ? " (TLS)" : "");
   dial(d);
   return ok();
 }

@@ -29,12 +29,14 @@ bool is_federated(const model::Destination& d) {
 
 }  // namespace
 
-Node::Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker& broker, auth::Authenticator& auth)
+Node::Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker& broker, auth::Authenticator& auth,
+           std::shared_ptr<net::TlsServer> tls)
     : options_(std::move(options)),
       id_(id),
       pool_(pool),
       broker_(broker),
       auth_(auth),
+      tls_(std::move(tls)),
       demand_(options_.ttl),
       dedup_(options_.dedup_window),
       replies_(options_.reply_routes, std::chrono::milliseconds(options_.reply_route_idle_ms)),
@@ -86,6 +88,20 @@ void Node::start() {
 
 void Node::dial(const std::shared_ptr<Dialer>& d) {
   if (stopping_ || d->removed) return;
+  // The client context is made for each attempt, so a renewed CA or client certificate is
+  // taken at the next reconnect; a file that does not load is retried like a refused connect.
+  net::TlsAccept tls;
+  if (d->options.tls.enabled) {
+    auto context = net::make_client_context(d->options.tls);
+    if (!context) {
+      log()->warn("link '{}': TLS not usable: {}", d->options.name, context.error().detail);
+      redial(d);
+      return;
+    }
+    tls.context = std::move(*context);
+    tls.as_client = true;
+    tls.server_name = d->options.tls.server_name.empty() ? d->options.host : d->options.tls.server_name;
+  }
   boost::system::error_code ec;
   net::tcp::resolver resolver(pool_.context(kHome));
   auto endpoints = resolver.resolve(d->options.host, std::to_string(d->options.port), ec);
@@ -96,14 +112,15 @@ void Node::dial(const std::shared_ptr<Dialer>& d) {
   }
   auto socket = std::make_shared<net::tcp::socket>(pool_.context(kHome));
   const net::tcp::endpoint target = *endpoints.begin();
-  socket->async_connect(target, [this, d, socket](const boost::system::error_code& error) {
+  socket->async_connect(target, [this, d, socket,
+                                 tls = std::move(tls)](const boost::system::error_code& error) mutable {
     if (stopping_ || d->removed) return;
     if (error) {
       log()->debug("link '{}': cannot connect: {}", d->options.name, error.message());
       redial(d);
       return;
     }
-    start_link(std::move(*socket), d);
+    start_link(std::move(*socket), d, std::move(tls));
   });
 }
 
@@ -116,7 +133,9 @@ void Node::redial(const std::shared_ptr<Dialer>& d) {
   });
 }
 
-void Node::accept(net::tcp::socket socket) { start_link(std::move(socket), nullptr); }
+void Node::accept(net::tcp::socket socket) {
+  start_link(std::move(socket), nullptr, tls_ ? tls_->accept() : net::TlsAccept{});
+}
 
 std::shared_ptr<Node::Dialer> Node::dialer_of(const Link& link) const {
   if (link.outbound() == nullptr) return nullptr;
@@ -126,8 +145,8 @@ std::shared_ptr<Node::Dialer> Node::dialer_of(const Link& link) const {
   return nullptr;
 }
 
-void Node::start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer) {
-  auto connection = std::make_shared<net::Connection>(std::move(socket), kHome, "federation");
+void Node::start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer, net::TlsAccept tls) {
+  auto connection = std::make_shared<net::Connection>(std::move(socket), kHome, "federation", std::move(tls));
   const std::uint64_t id = next_link_++;
   const std::int32_t session = next_session_++;
   // The link shares its options with the dialer (aliasing): it may outlive a removal.

@@ -19,6 +19,7 @@
 #include "federation/reply_routes.hpp"
 #include "net/asio.hpp"
 #include "net/shard_pool.hpp"
+#include "net/tls_context.hpp"
 #include "protocol/federation_links.hpp"
 
 namespace carrier::auth {
@@ -44,7 +45,9 @@ class ForwardingConsumer;
 // the main thread.
 class Node final : public core::DemandObserver {
  public:
-  Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker& broker, auth::Authenticator& auth);
+  // `tls` set: accepted links speak TLS, each with the certificate current when it came in.
+  Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker& broker, auth::Authenticator& auth,
+       std::shared_ptr<net::TlsServer> tls = nullptr);
   ~Node() override;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -107,7 +110,7 @@ class Node final : public core::DemandObserver {
 
   void dial(const std::shared_ptr<Dialer>& dialer);
   void redial(const std::shared_ptr<Dialer>& dialer);
-  void start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer);
+  void start_link(net::tcp::socket socket, std::shared_ptr<Dialer> dialer, net::TlsAccept tls);
   std::shared_ptr<Dialer> dialer_of(const Link& link) const;
   void local_demand(const model::Destination& destination, bool added);
   // Re-advertises to every link whose advertisement changed, and refreshes forwarding.
@@ -134,6 +137,7 @@ class Node final : public core::DemandObserver {
   net::ShardPool& pool_;
   core::Broker& broker_;
   auth::Authenticator& auth_;
+  std::shared_ptr<net::TlsServer> tls_;  // the listener's certificate (null: plain TCP)
   std::atomic<bool> stopping_{false};
   std::vector<std::shared_ptr<Dialer>> dialers_;  // the outbound links, configured or added
   std::unordered_map<std::uint64_t, std::shared_ptr<Link>> links_;  // open links, by id

@@ -74,7 +74,8 @@ class FederationProtocol final : public protocol::Protocol, public protocol::Fed
   }
   void add_link(NewLink link, model::ShardId reply_on, std::function<void(Status)> done) override {
     pool_.post(kHome, [this, link = std::move(link), reply_on, done = std::move(done)]() mutable {
-      LinkOptions options{link.name, link.host, link.port, link.username, link.password, link.cost};
+      net::TlsClientOptions tls{link.tls, link.ca_file, link.cert_file, link.key_file, link.server_name};
+      LinkOptions options{link.name, link.host, link.port, link.username, link.password, link.cost, std::move(tls)};
       pool_.post(reply_on, [done = std::move(done), st = node_->add_link(std::move(options))]() { done(st); });
     });
   }
@@ -95,12 +96,13 @@ class FederationProtocol final : public protocol::Protocol, public protocol::Fed
 
 Result<std::unique_ptr<protocol::Protocol>> make_protocol(const protocol::Context& context, net::ShardPool& pool,
                                                           net::ListenerOptions listener, Options options,
-                                                          const std::filesystem::path& data_dir) {
+                                                          const std::filesystem::path& data_dir,
+                                                          std::shared_ptr<net::TlsServer> tls) {
   if (!listener.enabled && options.links.empty()) return std::unique_ptr<protocol::Protocol>();
   auto id = load_or_create_node_id(data_dir);
   if (!id) return unexpected(id.error());
   auto node = std::make_unique<Node>(std::move(options), *id, pool, *context.brokers[kHome.value()],
-                                     context.authenticator);
+                                     context.authenticator, std::move(tls));
   return std::unique_ptr<protocol::Protocol>(
       std::make_unique<FederationProtocol>(context, pool, std::move(listener), std::move(node)));
 }

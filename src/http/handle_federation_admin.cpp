@@ -3,6 +3,7 @@
 // Thin: the federation protocol does the work behind protocol::FederationLinks.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,7 @@ json to_json(const protocol::FederationLinks::Link& l) {
   return json{{"name", l.name},
               {"direction", l.direction},
               {"connect", l.connect},
+              {"tls", l.tls},
               {"state", l.state},
               {"peer_node", l.peer_node},
               {"session", l.session},
@@ -52,13 +54,16 @@ json to_json(const protocol::FederationLinks::Link& l) {
 }
 
 // A link to add, from POST's JSON body: {"name", "connect": "HOST:PORT", "username",
-// "password", "cost"}; everything but name and connect optional.
+// "password", "cost", "tls", "ca_file", "server_name", "cert_file", "key_file"}; everything but
+// name and connect optional.
 Result<protocol::FederationLinks::NewLink> new_link_from(std::string_view body) {
   using Link = protocol::FederationLinks::NewLink;
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return unexpected(Errc::invalid_argument, "the body must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    if (key != "name" && key != "connect" && key != "username" && key != "password" && key != "cost") {
+    static constexpr std::string_view kFields[] = {"name",    "connect",     "username",  "password", "cost",
+                                                   "tls",     "ca_file",     "server_name", "cert_file", "key_file"};
+    if (std::find(std::begin(kFields), std::end(kFields), key) == std::end(kFields)) {
       return unexpected(Errc::invalid_argument, fmt::format("unknown field '{}'", key.substr(0, 64)));
     }
   }
@@ -108,6 +113,16 @@ Result<protocol::FederationLinks::NewLink> new_link_from(std::string_view body) 
       return unexpected(Errc::invalid_argument, "'cost' must be an integer from 0 to 1000000");
     }
     link.cost = static_cast<std::int32_t>(j["cost"].get<std::int64_t>());
+  }
+  if (j.contains("tls")) {
+    if (!j["tls"].is_boolean()) return unexpected(Errc::invalid_argument, "'tls' must be true or false");
+    link.tls = j["tls"].get<bool>();
+  }
+  for (auto [key, field] : {std::pair{"ca_file", &link.ca_file}, std::pair{"server_name", &link.server_name},
+                            std::pair{"cert_file", &link.cert_file}, std::pair{"key_file", &link.key_file}}) {
+    auto value = text(key, 4096, false);
+    if (!value) return unexpected(value.error());
+    *field = std::move(*value);
   }
   return link;
 }

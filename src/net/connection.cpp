@@ -96,7 +96,12 @@ Connection::Connection(tcp::socket socket, model::ShardId shard, std::string pro
       wake_(stream_.socket().get_executor()),
       resume_(stream_.socket().get_executor()) {
   wake_.expires_at(asio::steady_timer::time_point::max());
-  if (tls.context) stream_.use_tls(std::move(tls.context));
+  if (tls.context && tls.as_client) {
+    as_client_ = true;
+    stream_.use_tls_client(std::move(tls.context), tls.server_name);
+  } else if (tls.context) {
+    stream_.use_tls(std::move(tls.context));
+  }
 }
 
 Connection::TlsHandshakeCounts Connection::tls_handshakes() {
@@ -133,13 +138,20 @@ void Connection::start_loops() {
 
 asio::awaitable<void> Connection::handshake(std::shared_ptr<Connection> self) {
   boost::system::error_code ec;
-  co_await self->stream_.tls()->async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+  const auto side = self->as_client_ ? ssl::stream_base::client : ssl::stream_base::server;
+  co_await self->stream_.tls()->async_handshake(side, asio::redirect_error(asio::use_awaitable, ec));
   if (self->is_closed()) co_return;  // counted as abandoned by close_io()
   self->handshaking_ = false;
   if (ec) {
     const auto failed = g_tls_failed.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (tls_warning_due()) {
-      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed, ec.message());
+    // This side dialled (a federation link): few, retried with back-off, each failure logged.
+    if (self->as_client_ || tls_warning_due()) {
+      std::string why = self->stream_.tls_failure(ec);
+      // A dialler's most likely mistake: the far listener is plain (it answered no TLS, or closed).
+      if (self->as_client_ && (ec == ssl::error::stream_truncated || ec.message() == "wrong version number")) {
+        why += " (does the far listener speak TLS?)";
+      }
+      logging::get("net")->warn("{} TLS handshake failed ({} so far): {}", self->log_prefix(), failed, why);
     }
     self->close();
     co_return;
@@ -255,6 +267,14 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       self->read_buffer_.resize(old_size + n);
     }
     if (ec) {
+      // TLS 1.3: a server refusing the client's certificate says so only after the client's
+      // side of the handshake is done, in an alert that arrives here.
+      if (self->as_client_ && !self->heard_ && ec.category() == asio::error::get_ssl_category()) {
+        logging::get("net")->warn("{} TLS handshake failed (refused by the far side): {}", self->log_prefix(),
+                                  ec.message());
+        self->close();
+        co_return;
+      }
       // EOF, reset, or our own close: not exceptional.
       if (ec != asio::error::eof && ec != asio::error::operation_aborted && ec != asio::error::connection_reset) {
         logging::get("net")->debug("{} read failed: {}", self->log_prefix(), ec.message());

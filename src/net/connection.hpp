@@ -24,7 +24,7 @@ namespace carrier::net {
 // Runs on: its shard, only.
 class Connection : public Transport, public std::enable_shared_from_this<Connection> {
  public:
-  // `tls.context` set: TLS, handshake first.
+  // `tls.context` set: TLS, handshake first (the client's when `tls.as_client`).
   Connection(tcp::socket socket, model::ShardId shard, std::string protocol, TlsAccept tls = {});
   ~Connection() override;
 
@@ -62,6 +62,7 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
 
   SocketStream stream_;
   bool identity_as_username_ = false;
+  bool as_client_ = false;    // TLS: this side dialled, so it runs the client's handshake
   bool handshaking_ = false;  // TLS: the handshake has not completed (no read or write loop yet)
   bool heard_ = false;        // the first bytes came (a TLS hello on a plain port is logged)
   std::shared_ptr<TransportHandler> session_;

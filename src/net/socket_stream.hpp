@@ -27,8 +27,19 @@ class SocketStream {
   // or an IP address), which also goes out as SNI.
   void use_tls_client(std::shared_ptr<ssl::context> context, const std::string& server_name) {
     use_tls(std::move(context));
-    SSL_set_tlsext_host_name(tls_->native_handle(), server_name.c_str());
-    tls_->set_verify_callback(ssl::host_name_verification(server_name));
+    SSL* ssl = tls_->native_handle();
+    SSL_set_tlsext_host_name(ssl, server_name.c_str());
+    // OpenSSL's own name check (not a verify callback), so a mismatch is reported as
+    // "hostname mismatch" rather than an unspecified verification error.
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    boost::system::error_code not_ip;
+    asio::ip::make_address(server_name, not_ip);
+    if (!not_ip) {
+      X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str());
+    } else {
+      X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      X509_VERIFY_PARAM_set1_host(param, server_name.c_str(), server_name.size());
+    }
   }
   bool is_tls() const { return tls_ != nullptr; }
   // Client side: the TLS handshake (nothing to do on plain TCP). Empty when it succeeded, else

@@ -13,9 +13,13 @@ namespace carrier::net {
 
 // What a connection accepted on a TLS listener runs with: the context current when it was
 // accepted (a reload does not touch it) and whether its client certificate names the user.
+// A connection this side dialled (a federation link) runs the client's handshake instead, and
+// the server's certificate must name `server_name`.
 struct TlsAccept {
   std::shared_ptr<ssl::context> context;
   bool identity_as_username = false;
+  bool as_client = false;
+  std::string server_name;  // as_client: the name the server's certificate must carry
 };
 
 // Builds a server context from the files: TLS 1.2 and 1.3 only; for 1.2 only ECDHE key exchange

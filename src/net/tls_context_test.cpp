@@ -1,5 +1,7 @@
 #include "net/tls_context.hpp"
 
+#include "net/socket_stream.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -141,6 +143,43 @@ TEST_F(TlsContextTest, ClientContextVerifiesThePeer) {
   ASSERT_TRUE(context) << context.error().detail;
   EXPECT_EQ(SSL_CTX_get_verify_mode((*context)->native_handle()), SSL_VERIFY_PEER);
   EXPECT_EQ(SSL_CTX_get_min_proto_version((*context)->native_handle()), TLS1_2_VERSION);
+}
+
+// A client handshake (SocketStream::use_tls_client) against a server with `server` over
+// loopback; returns the client's failure text, empty when it succeeded.
+std::string client_handshake(const CertFiles& server, const std::string& server_name) {
+  asio::io_context io;
+  auto server_context = make_server_context(TlsOptions{server.cert, server.key});
+  auto client_context = make_client_context(TlsClientOptions{true, server.cert});
+  EXPECT_TRUE(server_context && client_context);
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  tcp::socket accepted(io);
+  std::unique_ptr<ssl::stream<tcp::socket&>> server_side;
+  acceptor.async_accept(accepted, [&](const boost::system::error_code& ec) {
+    if (ec) return;
+    server_side = std::make_unique<ssl::stream<tcp::socket&>>(accepted, **server_context);
+    server_side->async_handshake(ssl::stream_base::server, [](const boost::system::error_code&) {});
+  });
+  SocketStream client(io);
+  client.socket().connect(acceptor.local_endpoint());
+  client.use_tls_client(*client_context, server_name);
+  std::string failure = "not run";
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    failure = co_await client.handshake_as_client();
+    client.close();
+  }, asio::detached);
+  io.run_for(std::chrono::seconds(10));
+  return failure;
+}
+
+TEST_F(TlsContextTest, AClientChecksTheServersNameAndSaysWhenItDiffers) {
+  const auto server = make_cert("server", "node-a.example");
+  EXPECT_EQ(client_handshake(server, "node-a.example"), "");
+  const auto wrong = client_handshake(server, "node-b.example");
+  EXPECT_NE(wrong.find("hostname mismatch"), std::string::npos) << wrong;
+  // An IP address is checked as one (the certificate names none).
+  const auto ip = client_handshake(server, "127.0.0.1");
+  EXPECT_NE(ip.find("IP address mismatch"), std::string::npos) << ip;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ class FederationLinks {
     std::string name;        // configured name, or the peer's address for an accepted link
     std::string direction;   // "outbound" (this node dials it) or "inbound"
     std::string connect;     // "HOST:PORT" dialled (outbound), or the peer's address
+    bool tls = false;        // the link runs over TLS
     std::string state;       // "up", "handshake" or "connecting" (outbound, waiting to redial)
     std::string peer_node;   // hex; empty until established
     std::int32_t session = 0;
@@ -52,6 +53,9 @@ class FederationLinks {
     std::string username;
     std::string password;
     std::int32_t cost = 1;
+    // TLS to the far node, as [[federation.link]]'s keys of the same names.
+    bool tls = false;
+    std::string ca_file, server_name, cert_file, key_file;
   };
 
   virtual ~FederationLinks() = default;
