@@ -21,7 +21,7 @@ from helpers.http import request
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROUTER_FILES = ["http/routes.cpp", "http/handle_subscription.cpp", "http/handle_admin.cpp",
-                "http/handle_admin_api.cpp", "http/websocket_upgrade.cpp"]
+                "http/handle_admin_api.cpp", "http/handle_federation_admin.cpp", "http/websocket_upgrade.cpp"]
 MAX_SEGMENTS = 5
 PLACEHOLDER = "x" + uuid.uuid4().hex[:6]  # a name no route spells
 METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]

@@ -3,6 +3,7 @@ session (its own server socket), the test reads the screen with `capture-pane` w
 traffic runs, checks the numbers against the admin API, and quits with `q` (top) or Ctrl-C
 (--watch). docs/cli.md describes both."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -23,8 +24,15 @@ class Tmux:
 
     def __init__(self, command):
         self.socket = f"carrier-test-{uuid.uuid4().hex[:8]}"
-        self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50", command)
-        # The pane stays once its command ends, so the test can read how it ended.
+        # tmux 3.3 may mark a pane dead before it has collected the exit status, and then never
+        # report it: a shell writes the status to a file instead. `trap : INT` keeps that shell
+        # alive through a Ctrl-C while the command itself gets the signal (a trapped signal is
+        # reset to its default in the commands the shell starts).
+        self.status_file = f"/tmp/{self.socket}.status"
+        self.tmux("new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
+                  f"sh -c 'trap : INT; {command}; echo $? > {self.status_file}.tmp; "
+                  f"mv {self.status_file}.tmp {self.status_file}'")
+        # The pane stays once its command ends, so the test can read its last screen.
         self.tmux("set-option", "-t", "t", "remain-on-exit", "on")
 
     def tmux(self, *args):
@@ -37,15 +45,20 @@ class Tmux:
         self.tmux("send-keys", "-t", "t", *keys)
 
     def dead(self):
-        """Once the pane's command has ended: its exit status, or "signal" if a signal ended it;
-        else None."""
-        out = self.tmux("list-panes", "-t", "t", "-F", "#{pane_dead} #{pane_dead_status}").stdout.split()
-        if not out or out[0] != "1":
+        """Once the command has ended: its exit status (128 + N if signal N ended it); else None."""
+        try:
+            with open(self.status_file) as f:
+                return int(f.read().strip())
+        except FileNotFoundError:
             return None
-        return int(out[1]) if len(out) > 1 else "signal"
 
     def close(self):
         self.tmux("kill-server")
+        for path in (self.status_file, self.status_file + ".tmp"):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
 
 
 class Traffic:

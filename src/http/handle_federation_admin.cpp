@@ -131,11 +131,13 @@ Result<protocol::FederationLinks::NewLink> new_link_from(std::string_view body) 
 
 void Session::route_federation_admin(const std::vector<std::string_view>& parts) {
   const auto method = current_->method();
+  // An unknown path gets the router's own "no admin resource" answer, whether federation runs or not.
+  if (parts.size() < 4 || parts[3] != "links" || parts.size() > 5) {
+    return problem(404, "no admin resource at '/admin/v1/federation/...': the federation's resource is "
+                        "/admin/v1/federation/links (see docs/federation.md)");
+  }
   auto* federation = federation_of(protocols_);
   if (federation == nullptr) return problem(404, "federation is not enabled on this broker ([federation])");
-  if (parts.size() < 4 || parts[3] != "links" || parts.size() > 5) {
-    return problem(404, "the federation's resource is /admin/v1/federation/links (see docs/federation.md)");
-  }
   auto reply = responder();
   const auto shard = broker_.shard();
   if (parts.size() == 4) {
