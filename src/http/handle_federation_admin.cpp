@@ -136,12 +136,17 @@ void Session::route_federation_admin(const std::vector<std::string_view>& parts)
     return problem(404, "no admin resource at '/admin/v1/federation/...': the federation's resource is "
                         "/admin/v1/federation/links (see docs/federation.md)");
   }
+  // The route's methods are the same whether federation runs or not (405 before 404).
+  const bool list = parts.size() == 4;
+  const bool read = method == bhttp::verb::get || method == bhttp::verb::head;
+  if (list && !read && method != bhttp::verb::post) return problem(405, "use GET or POST", "Allow: GET, HEAD, POST\r\n");
+  if (!list && method != bhttp::verb::delete_) return problem(405, "use DELETE", "Allow: DELETE\r\n");
   auto* federation = federation_of(protocols_);
   if (federation == nullptr) return problem(404, "federation is not enabled on this broker ([federation])");
   auto reply = responder();
   const auto shard = broker_.shard();
-  if (parts.size() == 4) {
-    if (method == bhttp::verb::get || method == bhttp::verb::head) {
+  if (list) {
+    if (read) {
       federation->report(shard, [reply](protocol::FederationLinks::Report r) {
         json links = json::array();
         for (const auto& l : r.links) links.push_back(to_json(l));
@@ -154,7 +159,6 @@ void Session::route_federation_admin(const std::vector<std::string_view>& parts)
       });
       return;
     }
-    if (method != bhttp::verb::post) return problem(405, "use GET or POST", "Allow: GET, HEAD, POST\r\n");
     auto link = new_link_from(current_->body());
     if (!link) return problem(link.error());
     federation->add_link(std::move(*link), shard, [reply](Status st) {
@@ -163,7 +167,6 @@ void Session::route_federation_admin(const std::vector<std::string_view>& parts)
     });
     return;
   }
-  if (method != bhttp::verb::delete_) return problem(405, "use DELETE", "Allow: DELETE\r\n");
   auto name = codec::percent_decode(parts[4]);
   if (!name) return problem(name.error());
   federation->remove_link(std::move(*name), shard, [reply](Status st) {
