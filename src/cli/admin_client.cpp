@@ -27,7 +27,8 @@ std::string url_encode(std::string_view text) {
   return out;
 }
 
-AdminAnswer admin_call(const AdminServer& server, std::string_view method, const std::string& target) {
+AdminAnswer admin_call(const AdminServer& server, std::string_view method, const std::string& target,
+                       std::string json_body) {
   const auto colon = server.server.rfind(':');
   if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
   const std::string host = server.server.substr(0, colon);
@@ -46,6 +47,8 @@ AdminAnswer admin_call(const AdminServer& server, std::string_view method, const
     encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
     req.set(bhttp::field::authorization, "Basic " + encoded);
   }
+  if (!json_body.empty()) req.set(bhttp::field::content_type, "application/json");
+  req.body() = std::move(json_body);
   req.prepare_payload();
   bhttp::write(socket, req);
   boost::beast::flat_buffer buffer;

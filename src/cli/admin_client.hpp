@@ -17,8 +17,10 @@ struct AdminAnswer {
 };
 
 // One HTTP/1.1 request (`method` "GET", "POST", "DELETE") to `target` ("/admin/v1/overview"),
-// on a connection of its own. Throws std::exception when the broker cannot be reached.
-AdminAnswer admin_call(const AdminServer& server, std::string_view method, const std::string& target);
+// on a connection of its own; a non-empty `json_body` is sent as application/json. Throws
+// std::exception when the broker cannot be reached.
+AdminAnswer admin_call(const AdminServer& server, std::string_view method, const std::string& target,
+                       std::string json_body = {});
 
 // "a b" -> "a%20b": a query value or path segment.
 std::string url_encode(std::string_view text);

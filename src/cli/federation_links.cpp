@@ -1,24 +1,19 @@
 // carrier federation add|remove|list: a running node's links changed and listed at runtime
 // through its admin API (POST/DELETE/GET /admin/v1/federation/links, docs/federation.md).
-#include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
 
-#include "net/asio.hpp"  // before Beast: it includes Asio
-
-#include <boost/beast/core/detail/base64.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/admin_client.hpp"
 #include "cli/federation.hpp"
 
 namespace carrier::cli {
 
 namespace {
 
-namespace bhttp = boost::beast::http;
 using nlohmann::json;
 
 struct LinkArgs {
@@ -33,48 +28,11 @@ struct LinkArgs {
   bool json_out = false;
 };
 
-std::string encode_segment(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
 // One admin API request; the password of --user from $CARRIER_PASSWORD, as `carrier admin`.
-std::pair<int, std::string> call(const LinkArgs& args, bhttp::verb method, const std::string& target,
+std::pair<int, std::string> call(const LinkArgs& args, std::string_view method, const std::string& target,
                                  std::string body = {}) {
-  const auto colon = args.server.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
-  const std::string host = args.server.substr(0, colon);
-  net::asio::io_context io;
-  net::tcp::resolver resolver(io);
-  net::tcp::socket socket(io);
-  net::asio::connect(socket, resolver.resolve(host, args.server.substr(colon + 1)));
-  bhttp::request<bhttp::string_body> req(method, target, 11);
-  req.set(bhttp::field::host, host);
-  req.set(bhttp::field::user_agent, "carrier-federation");
-  if (!args.user.empty()) {
-    const char* password = std::getenv("CARRIER_PASSWORD");
-    const std::string plain = args.user + ":" + (password != nullptr ? password : "");
-    std::string encoded(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
-    encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
-    req.set(bhttp::field::authorization, "Basic " + encoded);
-  }
-  if (!body.empty()) req.set(bhttp::field::content_type, "application/json");
-  req.body() = std::move(body);
-  req.prepare_payload();
-  bhttp::write(socket, req);
-  boost::beast::flat_buffer buffer;
-  bhttp::response<bhttp::string_body> res;
-  bhttp::read(socket, buffer, res);
-  boost::system::error_code ignored;
-  socket.shutdown(net::tcp::socket::shutdown_both, ignored);
-  return {static_cast<int>(res.result_int()), std::move(res.body())};
+  auto answer = admin_call(AdminServer{args.server, args.user}, method, target, std::move(body));
+  return {answer.status, std::move(answer.body)};
 }
 
 void print_table(const json& doc) {
@@ -96,7 +54,7 @@ int run(const LinkArgs& args, std::string_view action) {
   try {
     std::pair<int, std::string> answer;
     if (action == "list") {
-      answer = call(args, bhttp::verb::get, "/admin/v1/federation/links");
+      answer = call(args, "GET", "/admin/v1/federation/links");
     } else if (action == "add") {
       json body{{"name", args.name}, {"connect", args.connect}, {"cost", args.cost}};
       if (args.tls) body["tls"] = true;
@@ -109,9 +67,9 @@ int run(const LinkArgs& args, std::string_view action) {
         const char* password = std::getenv("CARRIER_FEDERATION_PASSWORD");
         body["password"] = password != nullptr ? password : "";
       }
-      answer = call(args, bhttp::verb::post, "/admin/v1/federation/links", body.dump());
+      answer = call(args, "POST", "/admin/v1/federation/links", body.dump());
     } else {
-      answer = call(args, bhttp::verb::delete_, "/admin/v1/federation/links/" + encode_segment(args.name));
+      answer = call(args, "DELETE", "/admin/v1/federation/links/" + url_encode(args.name));
     }
     const auto& [status, text] = answer;
     if (status >= 400) {
