@@ -58,7 +58,14 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-std::string in_quotes(std::string_view text) { return "\"" + escaped(text) + "\""; }
+// Appended piece by piece: g++ 12 at -O3 misreads `"\"" + std::string` as an overlapping
+// memcpy (GCC bug 105329, -Werror=restrict), which broke the Release build.
+std::string in_quotes(std::string_view text) {
+  std::string out = escaped(text);
+  out.insert(out.begin(), '"');
+  out.push_back('"');
+  return out;
+}
 
 std::string join(std::span<const std::string_view> names, std::string_view last_sep) {
   std::string out;
