@@ -425,7 +425,7 @@ void Gateway::search(Peer& peer, const codec::Message& request, const std::strin
   std::transform(attr.begin(), attr.end(), attr.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (attr.empty()) attr = "name";
-  if (value.empty()) value = "*";
+  if (value.empty()) value.push_back('*');  // not `= "*"`: g++ 12 -O3's false -Wrestrict (GCC bug 105329)
   if (type != "PIPE" && type != "GROUP") {
     return respond_error(peer, request_id, fmt::format("search finds a PIPE or a GROUP, not '{}'", type.substr(0, 64)));
   }
