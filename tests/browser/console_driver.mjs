@@ -4,21 +4,10 @@
 // {ok: true, value} or {ok: false, error}. Dialogs (alert/confirm) are recorded and dismissed:
 // the console opens none, so any is a failure the test sees. Exits 3 if chromium cannot start.
 import readline from 'node:readline';
-import puppeteer from 'puppeteer-core';
+import { launchChromium } from './launch.mjs';
 
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
-let browser;
-try {
-  browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,900'],
-    defaultViewport: { width: 1280, height: 900 },
-  });
-} catch (e) {
-  out({ ok: false, launch: true, error: String(e.message || e) });
-  process.exit(3);
-}
+const browser = await launchChromium({ args: ['--window-size=1280,900'], defaultViewport: { width: 1280, height: 900 } });
 const page = await browser.newPage();
 const events = { pageErrors: [], consoleErrors: [], dialogs: [], requests: [], csp: [] };
 page.on('pageerror', (e) => events.pageErrors.push(String(e)));

@@ -3,20 +3,10 @@
 // CORS is involved), streaming PATH. Prints one JSON line per event ({"id", "data"}) and per
 // (re)opened connection ({"open": n}) as they happen, until stdin closes; exits 3 if chromium
 // cannot start at all.
-import puppeteer from 'puppeteer-core';
+import { launchChromium } from './launch.mjs';
 
 const [brokerUrl, path] = process.argv.slice(2);
-let browser;
-try {
-  browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-  });
-} catch (e) {
-  console.log(JSON.stringify({ ok: false, launch: true, error: String(e.message || e) }));
-  process.exit(3);
-}
+const browser = await launchChromium();
 const page = await browser.newPage();
 await page.exposeFunction('report', (line) => console.log(line));
 await page.goto(`${brokerUrl}/healthz`);
