@@ -193,6 +193,10 @@ def test_malformed_requests_answer_400_and_others_are_served(broker):
     assert r.status == 400
     r = request(port, "POST", "/uuid-0123456789ABCDEF", body=b"")
     assert r.status == 404
+    # A wrong method is 405 whatever the query holds, well-formed or not.
+    for query in ["0,-1,http://h/connect,10", "garbage"]:
+        r = request(port, "DELETE", f"/unknown-unknown?{query}")
+        assert r.status == 405 and r.headers.get("allow") == "GET, POST", r
     # The peer and everyone else go on.
     m = peer.call("create", [("name", name()), ("type", "GROUP")])
     assert m.get("response") == "success"

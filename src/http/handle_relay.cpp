@@ -17,14 +17,15 @@ void Session::handle_relay(std::string_view path, std::string_view query) {
     problem(404, "the relay is not running on this listener");
     return;
   }
-  auto target = relay::codec::parse_relay_target(path, query);
-  if (!target) {
-    problem(400, target.error().detail);
-    return;
-  }
+  // The method first: a DELETE is wrong whatever its query says.
   const auto method = current_->method();
   if (method != bhttp::verb::get && method != bhttp::verb::post) {
     problem(405, fmt::format("{} is not allowed here", view(current_->method_string())), "Allow: GET, POST\r\n");
+    return;
+  }
+  auto target = relay::codec::parse_relay_target(path, query);
+  if (!target) {
+    problem(400, target.error().detail);
     return;
   }
   relay::RelayCall call{std::move(*target), std::move(current_->body()), 1, user_, std::nullopt};
