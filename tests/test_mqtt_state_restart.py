@@ -14,6 +14,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from helpers import postgres
 from helpers import raw_mqtt as raw
+from helpers.http import request
 from helpers.mqtt_clients import PacketTypes, mqtt_client, props, unique_topic  # noqa: F401
 from helpers.wait import assert_stays, wait_for
 
@@ -35,6 +36,12 @@ def store_broker(request, broker_factory):
         return broker_factory(store=backend, **kwargs)
 
     return make
+
+
+def broker_knows_none_of(broker, client_id):
+    r = request(broker.http_port, "GET", f"/admin/v1/connections?filter={client_id}")
+    assert r.status == 200, r
+    return r.json()["total"] == 0
 
 
 def restart(broker, sig):
@@ -360,7 +367,11 @@ def test_no_will_for_a_client_that_said_goodbye_before_shutdown(store_broker, mq
     topic = unique_topic("will/")
     watcher = persistent_watcher(broker, mqtt_client, topic)
     c = mqtt_client(broker, will=dict(topic=topic, payload=b"gone", qos=1))
+    cid = c.client_id
     c.disconnect()
+    # paho's goodbye is done once it has sent DISCONNECT; the broker may not have read it yet,
+    # and a SIGTERM before it does rightly publishes the will. Wait until the broker has let go.
+    wait_for(lambda: broker_knows_none_of(broker, cid), 5, f"the broker to let go of {cid}")
     broker.stop(signal.SIGTERM)
     broker.start()
     w = watch_again(broker, mqtt_client, watcher)
