@@ -72,7 +72,7 @@ def test_a_lossy_hop_delivers_every_confirmed_message_once_in_order_per_producer
     consumer = line.run_in(line.names[2], lambda: stomp_client(c.broker.port))
     line.run_in(line.names[2], lambda: consumer.subscribe(queue))
     producers = [line.run_in(line.names[0], lambda: stomp_client(a.broker.port)) for _ in range(2)]
-    sent = [[f"p{p}-{i:03d}" for i in range(100)] for p in range(len(producers))]
+    sent = [[f"p{p}-{i:03d}" for i in range(150)] for p in range(len(producers))]
     confirmed = [[] for _ in producers]
     failures = []
 

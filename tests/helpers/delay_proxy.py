@@ -92,6 +92,10 @@ class DelayProxy:
             self._server.close()
             for w in list(self._writers):
                 w.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             self._loop.stop()
         asyncio.run_coroutine_threadsafe(shut(), self._loop)
         self._thread.join(10)
