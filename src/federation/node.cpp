@@ -1,5 +1,7 @@
 #include "federation/node.hpp"
 
+#include <algorithm>
+
 #include "base/logging.hpp"
 #include "core/broker.hpp"
 #include "federation/codec/message_payload.hpp"
@@ -274,6 +276,7 @@ void Node::refresh_forwarding() {
     auto best = nearest.find(entry.first.second);
     return best != nearest.end() && best->second.second != entry.first.first;
   });
+  flush_acks();  // a consumer's acks reach its queue before it is unsubscribed
   for (auto it = forwarding_.begin(); it != forwarding_.end();) {
     if (wanted.contains(it->first)) {
       ++it;
@@ -369,11 +372,22 @@ void Node::forward(std::uint64_t link_id, core::ConsumerId consumer, core::Deliv
 }
 
 void Node::settle(core::ConsumerId consumer, std::uint64_t tag, bool delivered) {
-  if (delivered) {
-    broker_.ack(consumer, {tag}, nullptr);
-  } else {
+  if (!delivered) {
     broker_.reject(consumer, {tag}, nullptr);
+    return;
   }
+  auto it = std::find_if(acks_.begin(), acks_.end(), [consumer](const auto& e) { return e.first == consumer; });
+  if (it == acks_.end()) it = acks_.insert(acks_.end(), {consumer, {}});
+  it->second.push_back(tag);
+  if (acks_posted_) return;
+  acks_posted_ = true;
+  pool_.post(kHome, [this] { flush_acks(); });
+}
+
+void Node::flush_acks() {
+  acks_posted_ = false;
+  for (auto& [consumer, tags] : acks_) broker_.ack(consumer, std::move(tags), nullptr);
+  acks_.clear();
 }
 
 void Node::set_paused(const codec::Id128& target, const std::string& selector, bool paused) {
@@ -433,18 +447,39 @@ void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest requ
   if (!message->reply_to.empty()) learn_reply_route(*message, dedup_.find(id)->stack);
   auto ptr = std::make_shared<model::Message>(std::move(*message));
   ptr->origin = 0;
+  auto& batch = arrivals_[ptr->destination.key()];
+  batch.messages.push_back(std::move(ptr));
+  for (auto& record : state) batch.state.push_back(std::move(record));
   std::weak_ptr<Link> weak = links_.contains(link.id()) ? links_[link.id()] : nullptr;
-  broker_.send({std::move(ptr)}, std::move(state), [this, weak, request_id, id, seen](Status st) {
-    if (!st) {
-      // Not taken: a retry must be (the record may have been written even so).
-      dedup_.erase(id);
-      if (seen) broker_.write_state({core::StateRecord{std::string(kSeenQueue), nullptr, seen->id}}, nullptr);
-    }
-    if (auto l = weak.lock()) {
-      if (st) ++l->counters().received;
-      l->answer(request_id, st ? std::string("ok") : "error: " + st.error().detail);
-    }
-  });
+  batch.answers.push_back(Arrival{std::move(weak), request_id, id, std::move(seen)});
+  if (arrivals_posted_) return;
+  arrivals_posted_ = true;
+  pool_.post(kHome, [this] { flush_arrivals(); });
+}
+
+void Node::flush_arrivals() {
+  arrivals_posted_ = false;
+  auto batches = std::move(arrivals_);
+  arrivals_.clear();
+  for (auto& [key, batch] : batches) {
+    broker_.send(std::move(batch.messages), std::move(batch.state),
+                 [this, answers = std::move(batch.answers)](Status st) {
+                   for (const auto& a : answers) {
+                     if (!st) {
+                       // Not taken: a retry must be (the record may have been written even so).
+                       dedup_.erase(a.id);
+                       if (a.seen) {
+                         broker_.write_state({core::StateRecord{std::string(kSeenQueue), nullptr, a.seen->id}},
+                                             nullptr);
+                       }
+                     }
+                     if (auto l = a.link.lock()) {
+                       if (st) ++l->counters().received;
+                       l->answer(a.request_id, st ? std::string("ok") : "error: " + st.error().detail);
+                     }
+                   }
+                 });
+  }
 }
 
 }  // namespace carrier::federation

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/broker_types.hpp"
 #include "core/consumer.hpp"
 #include "core/demand_observer.hpp"
 #include "federation/codec/frame.hpp"
@@ -120,6 +121,15 @@ class Node final : public core::DemandObserver {
   static std::string topic_backlog_name(const codec::Id128& peer, const std::string& filter);
   void forward(std::uint64_t link_id, core::ConsumerId consumer, core::Delivery delivery);
   void settle(core::ConsumerId consumer, std::uint64_t tag, bool delivered);
+  // Acks gathered while one read's answers are handled go to the broker together, one call per
+  // consumer (a message per call made every ack a post to the queue's shard of its own), once
+  // the current handler returns, and before a consumer is unsubscribed.
+  void flush_acks();
+  // Pushes taken in while one read's frames are handled go to the broker together, one send
+  // per destination (one routing step and one store batch, not one per message), each push
+  // answered when its send completes. Per destination: a full queue refuses its own pushes,
+  // not those of others.
+  void flush_arrivals();
   // --- sendback (sendback.cpp) ---
   // `m`'s reply-to as it leaves this node: a local temporary queue gets this node's prefix
   // (`carrier-<node id>.`), so the name is the same and unique on every node it reaches.
@@ -154,6 +164,21 @@ class Node final : public core::DemandObserver {
   // `$federation-seen` records to remove once the shards run (forgotten during recovery, or
   // not decodable).
   std::vector<model::MessageId> stale_seen_;
+  std::vector<std::pair<core::ConsumerId, std::vector<std::uint64_t>>> acks_;  // flush_acks
+  bool acks_posted_ = false;
+  struct Arrival {
+    std::weak_ptr<Link> link;
+    std::uint32_t request_id;
+    model::MessageId id;
+    model::MessagePtr seen;  // its `$federation-seen` record, if persistent
+  };
+  struct Arrivals {
+    std::vector<model::MessagePtr> messages;
+    std::vector<core::StateRecord> state;
+    std::vector<Arrival> answers;
+  };
+  std::map<std::string, Arrivals> arrivals_;  // flush_arrivals, by destination key
+  bool arrivals_posted_ = false;
   std::uint64_t next_link_ = 1;
   std::int32_t next_session_ = 1;
 };

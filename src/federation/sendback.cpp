@@ -83,6 +83,7 @@ void Node::learn_reply_route(const model::Message& m, const std::vector<std::int
 }
 
 void Node::forget_reply_routes(const std::vector<std::string>& names) {
+  if (!names.empty()) flush_acks();  // the replies sent back are acked before their consumer goes
   for (const auto& name : names) {
     auto it = reply_consumers_.find(name);
     if (it == reply_consumers_.end()) continue;
