@@ -117,6 +117,8 @@ constexpr Key kMqttKeys[] = {
 // [admin]: who may use the admin API (docs/admin.md).
 constexpr Key kAdminKeys[] = {
     {"users", [](const Field& f, Config& c) { return assign(read_string_array(f, "user names"), c.admin.users); }},
+    {"snapshot_max_age_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 60'000), c.admin.snapshot_max_age_ms); }},
 };
 
 // [limits]: what one source address may take (docs/security.md, "Limits").
