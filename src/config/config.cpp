@@ -148,14 +148,15 @@ constexpr Key kLimitsKeys[] = {
      [](const Field& f, Config& c) -> Status {
        auto n = read_integer(f, 0, 1'000'000'000);
        if (!n) return unexpected(std::move(n).error());
-       c.stomp.max_messages_per_second = c.mqtt.max_messages_per_second = static_cast<std::uint32_t>(*n);
+       c.stomp.max_messages_per_second = c.mqtt.max_messages_per_second = c.http.max_messages_per_second =
+           static_cast<std::uint32_t>(*n);
        return ok();
      }},
     {"message_burst",
      [](const Field& f, Config& c) -> Status {
        auto n = read_integer(f, 0, 1'000'000'000);
        if (!n) return unexpected(std::move(n).error());
-       c.stomp.message_burst = c.mqtt.message_burst = static_cast<std::uint32_t>(*n);
+       c.stomp.message_burst = c.mqtt.message_burst = c.http.message_burst = static_cast<std::uint32_t>(*n);
        return ok();
      }},
 };
