@@ -12,23 +12,33 @@ Snapshot make_snapshot(std::vector<ShardSnapshot> shards, SnapshotScope scope) {
 }
 
 void SnapshotCache::get(core::Broker& here, SnapshotScope scope, Done done) {
+  if (max_age_.count() == 0) {
+    // Nothing shared: the snapshot is taken after this call, so a client that sent a message
+    // and then asks sees it (a collect already under way may have read a shard before).
+    {
+      std::lock_guard lock(mutex_);
+      ++collects_;
+    }
+    collect(here, scope, [scope, done = std::move(done)](std::vector<ShardSnapshot> shards) {
+      done(std::make_shared<const Snapshot>(make_snapshot(std::move(shards), scope)));
+    });
+    return;
+  }
   const std::size_t slot = index(scope);
   std::shared_ptr<Round> round;
   std::uint64_t generation = 0;
   {
     std::unique_lock lock(mutex_);
-    if (max_age_.count() > 0) {
-      // Any fresh snapshot that holds at least what is asked serves (a destinations snapshot
-      // answers an overview too).
-      const auto now = Clock::now();
-      for (std::size_t i = 0; i < slots_.size(); ++i) {
-        const Slot& s = slots_[i];
-        if ((i & slot) != slot || !s.snapshot || now - s.taken >= max_age_) continue;
-        auto snapshot = s.snapshot;
-        lock.unlock();
-        done(std::move(snapshot));
-        return;
-      }
+    // Any fresh snapshot that holds at least what is asked serves (a destinations snapshot
+    // answers an overview too).
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      if ((i & slot) != slot || !s.snapshot || now - s.taken >= max_age_) continue;
+      auto snapshot = s.snapshot;
+      lock.unlock();
+      done(std::move(snapshot));
+      return;
     }
     Slot& s = slots_[slot];
     if (s.round) {

@@ -14,8 +14,8 @@
 
 namespace carrier::admin {
 
-// A merged snapshot of every shard, as the admin API reads it: taken once, then shared by
-// every caller until it is `max_age` old (RabbitMQ's management stats are likewise collected
+// A merged snapshot of every shard, as the admin API reads it: with a max age set, taken once,
+// then shared by every caller until it is that old (RabbitMQ's management stats are likewise collected
 // on an interval, not per request). With queue rows it also carries the destination list's
 // rows in name order, so a page request filters and sorts pointers, never the shards.
 struct Snapshot {
@@ -23,7 +23,8 @@ struct Snapshot {
   std::vector<DestinationRow> destinations;  // with SnapshotScope::queues
 };
 
-// The admin API's snapshots, one slot per scope. A caller gets a fresh enough snapshot that
+// The admin API's snapshots, one slot per scope ([admin] snapshot_max_age_ms; 0, the default:
+// none kept, each call its own). A caller gets a fresh enough snapshot that
 // covers its scope at once, joins a collect already under way for its scope, or starts one;
 // when it completes, every caller that joined is answered on its own shard. So N consoles
 // polling every second cost one round of posts to the shards a second, not N; and however many
@@ -39,7 +40,8 @@ class SnapshotCache {
   SnapshotCache(const SnapshotCache&) = delete;
   SnapshotCache& operator=(const SnapshotCache&) = delete;
 
-  // A snapshot covering `scope`, no older than max_age (0: taken after this call began).
+  // A snapshot covering `scope`, no older than max_age; with 0, one taken for this call alone
+  // (after it began: read-after-write holds).
   void get(core::Broker& here, SnapshotScope scope, Done done);
   // The next get takes a new snapshot (after an admin call changed what the broker holds).
   void invalidate();
