@@ -5,6 +5,7 @@ admin API's, a purge, a dead-letter replay and a connection closed. Screenshots 
 to the test's tmp dir, and to $CARRIER_CONSOLE_SCREENSHOTS (docs/console/) when that is set."""
 
 import threading
+import urllib.parse
 
 import pytest
 
@@ -163,6 +164,10 @@ def test_console_login_pages_and_operations(admin_broker, browser, stomp_client,
         b.wait(f"document.querySelector('[data-k=depth]').dataset.value === '{orders['depth']}'")
         b.wait("Number(document.querySelector('[data-chart=depth]').dataset.samples) >= 2", 20)
         b.wait("document.getElementById('view').dataset.browsed === '20'")
+        # Its figures come from the exact-name look-up, not from a filtered destination list.
+        asked = [urllib.parse.urlparse(u) for u in b.events()["requests"]]
+        assert any(u.path == "/admin/v1/queues/console.orders" for u in asked), asked
+        assert not any(u.path == "/admin/v1/destinations" and "console.orders" in u.query for u in asked), asked
         first = b.text("#messages tbody tr td.body pre")
         assert first == "order 0", first
         shots(b, "queue")

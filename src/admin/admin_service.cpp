@@ -46,32 +46,31 @@ void Service::metrics(core::Broker& here, std::function<void(std::string)> done)
           });
 }
 
-void Service::totals(core::Broker& here, std::function<void(ShardSnapshot)> done) const {
-  collect(here, SnapshotScope{}, [done = std::move(done)](std::vector<ShardSnapshot> s) { done(merge(std::move(s))); });
+void Service::totals(core::Broker& here, std::function<void(const ShardSnapshot&)> done) const {
+  snapshots_.get(here, SnapshotScope{}, [done = std::move(done)](std::shared_ptr<const Snapshot> s) { done(s->merged); });
 }
 
 void Service::destinations(core::Broker& here, std::string kind, PageRequest request,
                            std::function<void(Result<Page<DestinationRow>>)> done) const {
-  collect(here, SnapshotScope{.queues = true},
-          [kind = std::move(kind), request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
-            done(list_destinations(merge(std::move(s)).queues, kind, request));
-          });
+  snapshots_.get(here, SnapshotScope{.queues = true},
+                 [kind = std::move(kind), request = std::move(request), done = std::move(done)](
+                     std::shared_ptr<const Snapshot> s) { done(list_destinations(s->destinations, kind, request)); });
 }
 
 void Service::connections(core::Broker& here, PageRequest request,
                           std::function<void(Result<Page<ConnectionRow>>)> done) const {
-  collect(here, SnapshotScope{.connections = true},
-          [request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
-            done(list_connections(merge(std::move(s)).connections, request));
-          });
+  snapshots_.get(here, SnapshotScope{.connections = true},
+                 [request = std::move(request), done = std::move(done)](std::shared_ptr<const Snapshot> s) {
+                   done(list_connections(s->merged.connections, request));
+                 });
 }
 
 void Service::topics(core::Broker& here, PageRequest request,
                      std::function<void(Result<Page<TopicRow>>)> done) const {
-  collect(here, SnapshotScope{.topics = true},
-          [request = std::move(request), done = std::move(done)](std::vector<ShardSnapshot> s) {
-            done(list_topics(merge(std::move(s)).topics, request));
-          });
+  snapshots_.get(here, SnapshotScope{.topics = true},
+                 [request = std::move(request), done = std::move(done)](std::shared_ptr<const Snapshot> s) {
+                   done(list_topics(s->merged.topics, request));
+                 });
 }
 
 void Service::close_connection(core::Broker& here, std::uint64_t id, std::string reason,

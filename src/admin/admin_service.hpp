@@ -11,6 +11,7 @@
 #include "admin/listing.hpp"
 #include "admin/options.hpp"
 #include "admin/shard_snapshot.hpp"
+#include "admin/snapshot_cache.hpp"
 #include "admin/store_monitor.hpp"
 #include "core/broker.hpp"
 #include "core/memory_gauge.hpp"
@@ -33,7 +34,10 @@ struct Readiness {
 // Runs on: the health flags from any thread (atomics); the rest on the calling session's shard.
 class Service {
  public:
-  Service(Options options, MetricsOptions metrics) : options_(std::move(options)), metrics_(std::move(metrics)) {}
+  Service(Options options, MetricsOptions metrics)
+      : options_(std::move(options)),
+        metrics_(std::move(metrics)),
+        snapshots_(std::chrono::milliseconds(options_.snapshot_max_age_ms)) {}
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
@@ -57,15 +61,25 @@ class Service {
   std::uint64_t memory_limit() const { return memory_ != nullptr ? memory_->limit() : 0; }
   double uptime_seconds() const;
 
-  // The Prometheus page.
+  // The Prometheus page, from a snapshot of its own (counters a scrape reads are never stale).
   void metrics(core::Broker& here, std::function<void(std::string)> done) const;
-  // Every shard's counters and connection counts, merged (no queue or connection rows).
-  void totals(core::Broker& here, std::function<void(ShardSnapshot)> done) const;
+  // The overview and the lists below read shared snapshots no older than
+  // [admin] snapshot_max_age_ms (SnapshotCache): many consoles cost the shards one collect.
+  // Every shard's counters and connection counts, merged (no queue or connection rows needed).
+  void totals(core::Broker& here, std::function<void(const ShardSnapshot&)> done) const;
   void destinations(core::Broker& here, std::string kind, PageRequest request,
                     std::function<void(Result<Page<DestinationRow>>)> done) const;
   void connections(core::Broker& here, PageRequest request,
                    std::function<void(Result<Page<ConnectionRow>>)> done) const;
   void topics(core::Broker& here, PageRequest request, std::function<void(Result<Page<TopicRow>>)> done) const;
+  // One queue's row by its store key, fresh from its owner shard (no snapshot, no broadcast).
+  void queue(core::Broker& here, std::string key, std::function<void(std::optional<QueueRow>)> done) const {
+    find_queue(here, std::move(key), std::move(done));
+  }
+  // After an admin call changed what the broker holds (purge, move, a test message, a
+  // close): the next read takes a new snapshot, so the operator sees the change.
+  void changed() const { snapshots_.invalidate(); }
+  const SnapshotCache& snapshots() const { return snapshots_; }
   // Closes connection `id` on whichever shard holds it with its protocol's goodbye, carrying
   // `reason` (net::TransportHandler::close_by_admin); `done` says whether it was found.
   void close_connection(core::Broker& here, std::uint64_t id, std::string reason, std::function<void(bool)> done) const;
@@ -79,6 +93,7 @@ class Service {
   std::atomic<bool> recovered_{false};
   std::atomic<bool> listening_{false};
   std::atomic<bool> stopping_{false};
+  mutable SnapshotCache snapshots_;  // thread-safe; taken by admin reads only
 };
 
 }  // namespace carrier::admin

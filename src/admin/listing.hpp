@@ -31,10 +31,19 @@ struct Page {
   std::vector<Row> rows;
 };
 
-// Queues, temporary queues and named subscriptions (not the broker's own `$` queues), of
-// `kind` ("" for all). Sort keys: name, depth, bytes, unacked, consumers, enqueued, age (of the
-// oldest ready message: oldest first in descending order); an unknown one is an
-// Errc::invalid_argument naming the allowed keys.
+// The rows the destination list pages through: queues, temporary queues and named
+// subscriptions (not the broker's own `$` queues), in name order. Built once per snapshot, so
+// each page request only filters and sorts pointers (admin::SnapshotCache).
+std::vector<DestinationRow> destination_rows(std::vector<QueueRow> queues);
+
+// Of `by_name` (destination_rows' order), those of `kind` ("" for all) matching the filter.
+// Sort keys: name, depth, bytes, unacked, consumers, enqueued, age (of the oldest ready
+// message: oldest first in descending order), ties in name order; an unknown one is an
+// Errc::invalid_argument naming the allowed keys. Only the page's rows are sorted fully
+// (a partial sort): a page of 100 out of 100k rows costs O(n log 100).
+Result<Page<DestinationRow>> list_destinations(const std::vector<DestinationRow>& by_name, std::string_view kind,
+                                               const PageRequest& request);
+// The same from a snapshot's rows (tests; one-off callers).
 Result<Page<DestinationRow>> list_destinations(std::vector<QueueRow> queues, std::string_view kind,
                                                const PageRequest& request);
 

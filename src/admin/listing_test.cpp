@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 namespace carrier::admin {
 namespace {
 
@@ -43,6 +45,50 @@ TEST(Listing, FilterKindSortDescendingAndPages) {
   page = list_destinations(sample(), "queue", r);
   ASSERT_TRUE(page);
   EXPECT_TRUE(page->rows.empty());
+}
+
+TEST(Listing, APageOfASortKeepsNameOrderAmongEqualKeys) {
+  // 1000 queues, depth i % 7: each depth's queues must come out in name order, on every page.
+  std::vector<QueueRow> rows;
+  for (int i = 0; i < 1000; ++i) {
+    rows.push_back(QueueRow{fmt::format("queue:q{:04}", 999 - i), static_cast<std::size_t>(i % 7)});
+  }
+  const auto by_name = destination_rows(rows);
+  ASSERT_EQ(by_name.size(), 1000u);
+  for (bool descending : {false, true}) {
+    PageRequest all;
+    all.sort = "depth";
+    all.descending = descending;
+    all.limit = 1000;
+    auto whole = list_destinations(by_name, "", all);
+    ASSERT_TRUE(whole);
+    for (std::size_t i = 1; i < whole->rows.size(); ++i) {
+      const auto& a = whole->rows[i - 1];
+      const auto& b = whole->rows[i];
+      if (a.stats.depth == b.stats.depth) {
+        EXPECT_LT(a.name, b.name);
+      } else {
+        EXPECT_EQ(a.stats.depth > b.stats.depth, descending);
+      }
+    }
+    // Pages cut from the same order.
+    PageRequest r = all;
+    r.limit = 30;
+    for (std::size_t offset : {0u, 30u, 970u, 990u}) {
+      r.offset = offset;
+      auto page = list_destinations(by_name, "", r);
+      ASSERT_TRUE(page);
+      EXPECT_EQ(page->total, 1000u);
+      ASSERT_EQ(page->rows.size(), std::min<std::size_t>(30, 1000 - offset));
+      for (std::size_t i = 0; i < page->rows.size(); ++i) EXPECT_EQ(page->rows[i].name, whole->rows[offset + i].name);
+    }
+  }
+  PageRequest named;
+  named.descending = true;
+  named.limit = 2;
+  auto page = list_destinations(by_name, "queue", named);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(names(*page), (std::vector<std::string>{"queue:q0999", "queue:q0998"}));
 }
 
 TEST(Listing, UnknownSortKeyIsAnError) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@ namespace carrier::admin {
 struct Options {
   // Users with the admin right. Empty: only clients on a loopback address (127.0.0.0/8, ::1).
   std::vector<std::string> users;
+  // The overview and the destination, connection and topic lists answer from a snapshot of
+  // every shard at most this old, shared by every caller (0: each call takes its own, so a
+  // read after a send sees it). /metrics is always current.
+  std::uint32_t snapshot_max_age_ms = 0;
 };
 
 // What /metrics exposes per destination ([metrics]; docs/metrics.md). Every destination is one

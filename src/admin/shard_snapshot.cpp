@@ -55,6 +55,22 @@ void collect(core::Broker& here, SnapshotScope scope, std::function<void(std::ve
       [slots, done = std::move(done)](Status) { done(std::move(*slots)); });
 }
 
+void find_queue(core::Broker& here, std::string key, std::function<void(std::optional<QueueRow>)> done) {
+  auto& ctx = here.context();
+  const model::ShardId home = ctx.self;
+  ctx.post_to(ctx.owner_of(key), [home, key, done = std::move(done)](core::Broker& owner) mutable {
+    std::optional<QueueRow> row;
+    if (const auto* oq = owner.owned_queues().find(key)) {
+      const auto& q = *oq->queue;
+      row = QueueRow{key, q.depth(), q.ready_bytes(), q.unacked(), q.consumer_count(),
+                     q.enqueued_total(), oq->durable, q.oldest_ready_timestamp_ms()};
+    }
+    owner.context().post_to(home, [done = std::move(done), row = std::move(row)](core::Broker&) mutable {
+      done(std::move(row));
+    });
+  });
+}
+
 ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
   ShardSnapshot all;
   for (auto& s : shards) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,11 @@ ShardSnapshot take_snapshot(core::Broker& broker, SnapshotScope scope);
 // never waits on a lock) and hands them, index = shard, to `done` on `here`'s shard.
 // Runs on: `here`'s shard.
 void collect(core::Broker& here, SnapshotScope scope, std::function<void(std::vector<ShardSnapshot>)> done);
+
+// One queue's row (`key` a store key), read on its owner shard: one post there and one back,
+// no broadcast, whatever the number of queues (a destination's page in the console). nullopt:
+// no such queue now. Runs on: `here`'s shard (the read: the owner's).
+void find_queue(core::Broker& here, std::string key, std::function<void(std::optional<QueueRow>)> done);
 
 // Every shard's snapshots added up (counters, stats, connections by protocol; rows appended).
 ShardSnapshot merge(std::vector<ShardSnapshot> shards);

@@ -117,6 +117,8 @@ constexpr Key kMqttKeys[] = {
 // [admin]: who may use the admin API (docs/admin.md).
 constexpr Key kAdminKeys[] = {
     {"users", [](const Field& f, Config& c) { return assign(read_string_array(f, "user names"), c.admin.users); }},
+    {"snapshot_max_age_ms",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, 60'000), c.admin.snapshot_max_age_ms); }},
 };
 
 // [limits]: what one source address may take (docs/security.md, "Limits").
@@ -146,14 +148,15 @@ constexpr Key kLimitsKeys[] = {
      [](const Field& f, Config& c) -> Status {
        auto n = read_integer(f, 0, 1'000'000'000);
        if (!n) return unexpected(std::move(n).error());
-       c.stomp.max_messages_per_second = c.mqtt.max_messages_per_second = static_cast<std::uint32_t>(*n);
+       c.stomp.max_messages_per_second = c.mqtt.max_messages_per_second = c.http.max_messages_per_second =
+           static_cast<std::uint32_t>(*n);
        return ok();
      }},
     {"message_burst",
      [](const Field& f, Config& c) -> Status {
        auto n = read_integer(f, 0, 1'000'000'000);
        if (!n) return unexpected(std::move(n).error());
-       c.stomp.message_burst = c.mqtt.message_burst = static_cast<std::uint32_t>(*n);
+       c.stomp.message_burst = c.mqtt.message_burst = c.http.message_burst = static_cast<std::uint32_t>(*n);
        return ok();
      }},
 };

@@ -14,15 +14,16 @@ namespace bhttp = boost::beast::http;
 namespace {
 
 // An ACL `admin` right on some queues only (`queue admin orders.>`): the calls on one such queue
-// (browse, purge, and a move whose target is one too). The rest of the API needs it everywhere.
+// (its figures, browse, purge, and a move whose target is one too). The rest of the API needs
+// it everywhere.
 bool may_administer_named_queues(auth::Permissions& permissions, const std::vector<std::string_view>& parts,
                                  std::string_view query) {
-  if (parts.size() != 5 || parts[1] != "v1" || parts[2] != "queues") return false;
-  if (parts[4] != "messages" && parts[4] != "move") return false;
+  if ((parts.size() != 4 && parts.size() != 5) || parts[1] != "v1" || parts[2] != "queues") return false;
+  if (parts.size() == 5 && parts[4] != "messages" && parts[4] != "move") return false;
   auto name = codec::percent_decode(parts[3]);
   if (!name || name->empty()) return false;
   if (!permissions.allows(auth::Right::admin, auth::AclKind::queue, *name)) return false;
-  if (parts[4] != "move") return true;
+  if (parts.size() == 4 || parts[4] != "move") return true;
   auto params = codec::parse_query(query);
   if (!params) return false;
   std::string_view to = codec::find_param(*params, "to").value_or("");

@@ -7,6 +7,7 @@
 #include "admin/admin_service.hpp"
 #include "admin/queue_work.hpp"
 #include "core/queue_maintenance.hpp"
+#include "model/queue_key.hpp"
 #include "http/codec/body_encoding.hpp"
 #include "http/codec/problem.hpp"
 #include "http/session.hpp"
@@ -149,6 +150,39 @@ Result<model::Destination> target_from(std::string_view text) {
   return model::Destination{model::DestinationKind::queue, std::string(text)};
 }
 
+using Reply = std::function<void(int, std::string_view, std::string)>;
+
+json destination_json(const admin::QueueRow& row, std::string_view kind, std::string_view name, std::int64_t now_ms) {
+  json out = to_json(row, now_ms);
+  out["kind"] = kind;
+  out["name"] = name;
+  return out;
+}
+
+// GET /admin/v1/queues/{name} (a queue, else a temporary queue of that name) and
+// /admin/v1/subscriptions/{name}: the row the destination list shows, or 404.
+void describe_destination(core::Broker& broker, bool queue, std::string name, Reply reply) {
+  using model::QueueKey;
+  using model::QueueKind;
+  if (!queue) {
+    auto key = QueueKey::format(QueueKind::subscription, name);
+    admin::find_queue(broker, std::move(key), [&broker, name, reply](std::optional<admin::QueueRow> row) {
+      if (!row) return reply(404, {}, fmt::format("no subscription '{}'", name.substr(0, 200)));
+      reply(200, kJson, destination_json(*row, "subscription", name, broker.now_ms()).dump());
+    });
+    return;
+  }
+  auto key = QueueKey::format(QueueKind::queue, name);
+  admin::find_queue(broker, std::move(key), [&broker, name, reply](std::optional<admin::QueueRow> row) {
+    if (row) return reply(200, kJson, destination_json(*row, "queue", name, broker.now_ms()).dump());
+    admin::find_queue(broker, QueueKey::format(QueueKind::temp_queue, name),
+                      [&broker, name, reply](std::optional<admin::QueueRow> temp) {
+                        if (!temp) return reply(404, {}, fmt::format("no queue '{}'", name.substr(0, 200)));
+                        reply(200, kJson, destination_json(*temp, "temp-queue", name, broker.now_ms()).dump());
+                      });
+  });
+}
+
 }  // namespace
 
 void Session::route_admin_api(admin::Service& service, const std::vector<std::string_view>& parts,
@@ -171,7 +205,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
 
   if (parts.size() == 3 && resource == "overview") {
     if (!get) return problem(405, "use GET", "Allow: GET, HEAD\r\n");
-    service.totals(broker_, [&service, reply](admin::ShardSnapshot s) {
+    service.totals(broker_, [&service, reply](const admin::ShardSnapshot& s) {
       const auto& info = service.info();
       const auto store = service.store_health();
       const auto ready = service.readiness();
@@ -237,12 +271,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     service.destinations(broker_, std::move(kind), std::move(*request), [reply, now = broker_.now_ms()](auto page) {
       if (!page) return reply(codec::status_for(page.error().code), {}, page.error().detail);
       json items = json::array();
-      for (const auto& r : page->rows) {
-        json row = to_json(r.stats, now);
-        row["kind"] = r.kind;
-        row["name"] = r.name;
-        items.push_back(std::move(row));
-      }
+      for (const auto& r : page->rows) items.push_back(destination_json(r.stats, r.kind, r.name, now));
       reply(200, kJson, json{{"total", page->total}, {"items", std::move(items)}}.dump());
     });
     return;
@@ -289,15 +318,30 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     if (!id) return fail(id.error());
     auto reason = close_reason(*params);
     if (!reason) return fail(reason.error());
-    service.close_connection(broker_, *id, std::move(*reason), [reply, id = *id](bool found) {
+    service.close_connection(broker_, *id, std::move(*reason), [&service, reply, id = *id](bool found) {
       if (!found) return reply(404, {}, fmt::format("no connection {}", id));
+      service.changed();
       reply(204, {}, {});
     });
     return;
   }
 
-  // /admin/v1/{queues|subscriptions}/{name}/{messages|move}
+  // /admin/v1/{queues|subscriptions}/{name}: one destination's row, looked up on its owner shard
   const bool queue = resource == "queues";
+  if ((queue || resource == "subscriptions") && parts.size() == 4) {
+    if (!get) return problem(405, "use GET", "Allow: GET, HEAD\r\n");
+    if (!params->empty()) {
+      return problem(400, fmt::format("unknown query parameter '{}'", params->front().first.substr(0, 64)));
+    }
+    auto name = codec::percent_decode(parts[3]);
+    if (!name) return fail(name.error());
+    if (name->empty()) return problem(400, "the name is empty");
+    if (name->front() == '$') return problem(403, "names starting with '$' are the broker's own state");
+    describe_destination(broker_, queue, std::move(*name), reply);
+    return;
+  }
+
+  // /admin/v1/{queues|subscriptions}/{name}/{messages|move}
   if ((queue || resource == "subscriptions") && parts.size() == 5 && (parts[4] == "messages" || parts[4] == "move")) {
     auto name = codec::percent_decode(parts[3]);
     if (!name) return fail(name.error());
@@ -323,7 +367,8 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
       }
       if (to->key() == key) return problem(400, "'to' is the queue the messages are in");
       admin::move_in_chunks(broker_, key, std::move(*to), std::move(*which), *limit, !copy,
-                            [reply, copy](Result<std::size_t> n) {
+                            [&service, reply, copy](Result<std::size_t> n) {
+                              service.changed();  // a move may have begun even if it failed
                               if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
                               reply(200, kJson, json{{copy ? "copied" : "moved", *n}}.dump());
                             });
@@ -353,7 +398,8 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
       if (!which) return fail(which.error());
       auto limit = number_param(*params, "limit", 1, SIZE_MAX, SIZE_MAX);
       if (!limit) return fail(limit.error());
-      admin::purge_in_chunks(broker_, key, std::move(*which), *limit, [reply](Result<std::size_t> n) {
+      admin::purge_in_chunks(broker_, key, std::move(*which), *limit, [&service, reply](Result<std::size_t> n) {
+        service.changed();
         if (!n) return reply(codec::status_for(n.error().code), {}, n.error().detail);
         reply(200, kJson, json{{"purged", *n}}.dump());
       });
@@ -361,6 +407,8 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
     }
     if (method == bhttp::verb::post && queue) {
       // A test message: the ordinary send, by an administrator (to any queue name but `$` ones).
+      // The next snapshot is taken after it (it may be read before the send completes).
+      service.changed();
       handle_send(model::Destination{model::DestinationKind::queue, *name}, *params);
       return;
     }

@@ -67,12 +67,41 @@ void Session::handle_events(const model::Destination& destination, const codec::
   // Acked once written (ack=auto, as a long poll's): the credit comes back only as the client
   // reads, so a stream that is not read stops taking messages from its queue.
   core::SubscribeRequest request{destination, core::AckMode::auto_ack, 0, poll_consumer_};
-  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  if (destination.kind == model::DestinationKind::topic) {
+    auto consumer = broker_.subscribe(std::move(request), nullptr);
+    if (!consumer) {
+      problem(consumer.error());
+      return;
+    }
+    start_events(*consumer, true, *json);
+    return;
+  }
+  // A queue's owner shard may refuse it (a new queue past [limits] max_destinations, counted
+  // there): the stream's 200 waits for the owner's yes, so a refusal is a 429 like a send's,
+  // not a stream that never carries anything. Its first delivery comes after that yes.
+  const std::uint64_t seq = request_seq_;
+  auto weak = std::weak_ptr<Session>(shared_from_this());
+  auto id = std::make_shared<core::ConsumerId>();
+  core::Broker* broker = &broker_;
+  auto consumer = broker_.subscribe(std::move(request), [weak, seq, id, broker, json = *json](Status st) {
+    auto self = weak.lock();
+    if (!self || self->is_closing() || seq != self->request_seq_) {
+      broker->unsubscribe(*id, nullptr);  // the client left while the owner was asked
+      return;
+    }
+    if (!st) {
+      broker->unsubscribe(*id, nullptr);
+      self->problem(st.error());
+      self->flush();
+      return;
+    }
+    self->start_events(*id, false, json);
+  });
   if (!consumer) {
     problem(consumer.error());
     return;
   }
-  start_events(*consumer, destination.kind == model::DestinationKind::topic, *json);
+  *id = *consumer;
 }
 
 void Session::handle_subscription_events(core::SubscribeRequest request, const codec::Params& params) {

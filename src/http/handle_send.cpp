@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+
+#include "net/refusals.hpp"
 #include "http/codec/batch.hpp"
 #include "http/codec/message_fields.hpp"
 #include "http/session.hpp"
@@ -20,6 +24,28 @@ std::string_view media_type(std::string_view content_type) {
 }
 
 }  // namespace
+
+bool Session::take_message_tokens(std::size_t n) {
+  if (options_.max_messages_per_second == 0) return true;
+  const auto now = session::MessageRate::Clock::now();
+  if (!message_rate_) {
+    const auto rate = options_.max_messages_per_second;
+    message_rate_ = std::make_unique<session::MessageRate>(rate, options_.message_burst != 0 ? options_.message_burst : rate,
+                                                           now);
+  }
+  if (message_rate_->take(now, static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX)))) return true;
+  // STOMP and MQTT stop reading such a producer; an HTTP client would only see its request
+  // hang, so it is told when to come back.
+  net::count_refusal(net::Refusal::message_rate);
+  const auto wait = std::chrono::duration<double>(message_rate_->wait(now)).count();
+  const auto seconds = std::max<long long>(1, static_cast<long long>(std::ceil(wait)));
+  problem(429,
+          fmt::format("this connection sends more than {} messages a second ([limits] max_messages_per_second); "
+                      "try again in {} s",
+                      options_.max_messages_per_second, seconds),
+          fmt::format("Retry-After: {}\r\n", seconds));
+  return false;
+}
 
 void Session::handle_send(const model::Destination& destination, const codec::Params& params) {
   const Request& req = *current_;
@@ -91,6 +117,8 @@ void Session::handle_send(const model::Destination& destination, const codec::Pa
     one.body = std::move(current_->body());
     entries.push_back(std::move(one));
   }
+
+  if (!take_message_tokens(entries.size())) return;
 
   std::vector<model::MessagePtr> messages;
   messages.reserve(entries.size());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/session.hpp"
+#include "net/refusals.hpp"
 #include "selector/selector.hpp"
 
 namespace carrier::http {
@@ -164,6 +165,7 @@ void Session::put_subscription(std::string name) {
     return;
   }
   if (options_.max_subscriptions != 0 && broker_.named_subscriptions(kNamePrefix).size() >= options_.max_subscriptions) {
+    net::count_refusal(net::Refusal::subscriptions);
     problem(429, fmt::format("{} HTTP subscriptions exist, the most allowed (http.max_subscriptions)",
                              options_.max_subscriptions));
     return;

@@ -63,6 +63,11 @@ struct Options {
   // non-persistent topic messages fall under `slow_consumer` (as in [stomp]).
   std::size_t max_pending_output_bytes = 4u << 20;
   net::SlowConsumerPolicy slow_consumer = net::SlowConsumerPolicy::drop;
+  // [limits] max_messages_per_second / message_burst (0: off): messages POSTed on one
+  // connection. An HTTP client feels no TCP back-pressure, so a send past it is refused: 429
+  // with Retry-After (counted as the `message_rate` refusal).
+  std::uint32_t max_messages_per_second = 0;
+  std::uint32_t message_burst = 0;  // 0: as many as max_messages_per_second
 
   // /healthz, /readyz, /metrics and /admin/v1 (docs/admin.md): set by `carrier serve`, not by
   // the configuration; null answers them 404.

@@ -127,6 +127,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   bool wants_websocket() const;  // websocket_upgrade.cpp
   void upgrade_websocket();
   void handle_send(const model::Destination& destination, const codec::Params& params);     // handle_send.cpp
+  // Whether `n` more messages may be sent on this connection now; false: answered 429.
+  bool take_message_tokens(std::size_t n);
   void handle_receive(const model::Destination& destination, const codec::Params& params);  // handle_receive.cpp
   std::optional<PollParams> poll_params(const codec::Params& params);  // nullopt: answered (400)
   // Attaches `request` (its consumer set here) as the waiting poll.
@@ -246,6 +248,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::uint64_t replies_ = 0;  // numbers this connection's reply queues
   session::WrittenAcks event_acks_;
   session::SlowConsumer slow_consumer_;
+  std::unique_ptr<session::MessageRate> message_rate_;  // [limits] max_messages_per_second; null: off
 };
 
 // /metrics: `text` with the federation's carrier_federation_* series appended (if it runs), to

@@ -18,6 +18,7 @@ std::string_view to_string(Refusal refusal) {
     case Refusal::login_failures: return "login_failures";
     case Refusal::subscriptions: return "subscriptions";
     case Refusal::destinations: return "destinations";
+    case Refusal::message_rate: return "message_rate";
   }
   return "unknown";
 }

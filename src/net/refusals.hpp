@@ -17,8 +17,9 @@ enum class Refusal : std::uint8_t {
   login_failures,          // [auth] source_failure_limit: this address failed too many logins
   subscriptions,           // [limits] max_subscriptions_per_connection
   destinations,            // [limits] max_destinations: no new queue, topic or durable subscription
+  message_rate,            // [limits] max_messages_per_second: an HTTP send past its connection's rate
 };
-inline constexpr std::size_t kRefusalKinds = 7;
+inline constexpr std::size_t kRefusalKinds = 8;
 
 // "connections_per_source": the metric label.
 std::string_view to_string(Refusal refusal);

@@ -24,6 +24,13 @@ bool MessageRate::take(Clock::time_point now) {
   return true;
 }
 
+bool MessageRate::take(Clock::time_point now, std::uint32_t n) {
+  refill(now);
+  if (tokens_ < 1) return false;
+  tokens_ -= n;
+  return true;
+}
+
 MessageRate::Clock::duration MessageRate::wait(Clock::time_point now) {
   refill(now);
   if (tokens_ >= 1) return Clock::duration::zero();

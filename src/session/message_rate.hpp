@@ -17,6 +17,10 @@ class MessageRate {
 
   // One message's token, if there is one.
   bool take(Clock::time_point now);
+  // `n` messages' tokens at once (an HTTP batch), if one is there: the rest are owed, and
+  // wait() counts the debt, so the rate holds on average and a batch larger than the burst
+  // is still possible.
+  bool take(Clock::time_point now, std::uint32_t n);
   // How long until the next token (zero: one is there).
   Clock::duration wait(Clock::time_point now);
 

@@ -33,5 +33,17 @@ TEST(MessageRateTest, WaitIsZeroWithATokenAndLargeRatesWork) {
   EXPECT_LE(rate.wait(now), 2us);
 }
 
+TEST(MessageRateTest, ABatchTakesItsCountAndIsOwed) {
+  auto now = MessageRate::Clock::now();
+  MessageRate rate(5, 5, now);
+  EXPECT_TRUE(rate.take(now, 20));  // one token was there: the batch goes, 15 are owed
+  EXPECT_FALSE(rate.take(now, 1));
+  // 16 tokens to reach one again at 5 a second: 3.2 s.
+  EXPECT_GT(rate.wait(now), 3100ms);
+  EXPECT_LT(rate.wait(now), 3300ms);
+  EXPECT_FALSE(rate.take(now + 3s));
+  EXPECT_TRUE(rate.take(now + 3300ms, 1));
+}
+
 }  // namespace
 }  // namespace carrier::session

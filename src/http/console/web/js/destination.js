@@ -1,5 +1,5 @@
 // One queue or subscription (#/queue/NAME, #/subscription/NAME): its figures and a live depth
-// chart (the destination list filtered to it, every 2 s), the messages it holds (browse, which
+// chart (its exact-name look-up, every 2 s), the messages it holds (browse, which
 // consumes nothing), purge, and move (a dead-letter queue's replay) or copy to another queue.
 import { call, enc } from './api.js';
 import { liveChart } from './chart.js';
@@ -10,7 +10,6 @@ import { every } from './poll.js';
 
 export const intervalMs = 2000;
 const browseLimit = 20;
-const lookupLimit = 1000;
 
 // Where a dead letter came from, as a queue name for the move form: its original-destination
 // header if that was a queue, else the DLQ's name without "DLQ.".
@@ -84,19 +83,17 @@ export function mount(view, route, app) {
   const depthChart = liveChart(charts, { title: `Depth of ${name}`, series: ['ready', 'unacked'], format: count, key: 'depth', integer: true });
 
   const stats = every(intervalMs, async () => {
-    // A queue's page serves temporary queues too (their names are queue names). The list
-    // filters by substring: a short name may share it with many, so a small page first.
-    const lookup = (limit) => call('destinations', { query: { filter: name, kind: subscription ? kind : '', sort: 'name', limit } });
-    const mine = (r) => r.name === name && (r.kind === 'subscription') === subscription;
-    let page = await lookup(50);
-    if (!page.items.some(mine) && page.total > 50) page = await lookup(lookupLimit);
-    const row = page.items.find(mine);
+    // The exact-name look-up (GET /admin/v1/queues/NAME, a temporary queue's too, or
+    // /subscriptions/NAME): one queue read on its owner shard, however many the broker holds.
+    let row;
+    try {
+      row = await call(path);
+    } catch (e) {
+      if (e.status !== 404) throw e;
+      row = null;
+    }
     missing.hidden = !!row;
     if (!row) {
-      if (page.total > lookupLimit) {
-        missing.textContent = `${name} is not among the first ${lookupLimit} names that contain it.`;
-        return;
-      }
       // The broker drops an empty queue nobody consumes: for the page it is empty, not an error.
       missing.textContent = `No ${kind} called ${name} exists now: it holds no messages and has no consumers.`;
       for (const key of ['depth', 'unacked', 'consumers']) tiles[key].set(0, '0');
