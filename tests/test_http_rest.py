@@ -237,8 +237,15 @@ def test_waiting_poll_is_answered_503_at_shutdown_and_loses_nothing(broker):
     send(broker.http_port, q, b"still kept", query="?persistent=true")
     from helpers.http import Raw
     with Raw(broker.http_port, timeout=20) as raw:
-        # A second poll on an empty queue waits, then the broker stops under it.
-        raw.send(f"GET /v1/queues/{name()}/messages?wait=30s HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        # A second poll on an empty queue waits, then the broker stops under it: once the poll
+        # is waiting (a SIGTERM before the request is read rightly resets the connection).
+        empty = name()
+        raw.send(f"GET /v1/queues/{empty}/messages?wait=30s HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+
+        def polling():
+            r = request(broker.http_port, "GET", f"/admin/v1/queues/{empty}")
+            return r.status == 200 and r.json()["consumers"] == 1
+        wait_for(polling, 10, "the poll to wait on its queue")
         broker.stop()
         got = raw.read_response()
         assert got is None or got[0] == 503, got
