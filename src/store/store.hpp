@@ -18,9 +18,10 @@ namespace carrier::store {
 using DurableCallback = std::function<void(Status)>;
 
 // Like DurableCallback, and on success also says where each record of the batch landed: one
-// Location per record, in batch order; valid only for message records that are stored (a
-// message acked within the same group commit, an ack or a delivered record gets Location{}).
-// On failure the vector is empty.
+// Location per record, in batch order, valid for message records only (acks and delivered
+// records get Location{}). A message acked again within the same group commit gets Location{}
+// from the SQL backends (no row was written) and a location that reads not_found from the
+// journal. On failure the vector is empty.
 using LocatedCallback = std::function<void(Status, std::vector<Location>)>;
 
 // One message to read back: its id and where append() or recover() said it landed.
@@ -35,7 +36,8 @@ struct ReadItem {
 //   Errc::corrupt_data  the stored bytes fail their checksum or do not decode;
 //   Errc::io_error      the read itself failed;
 //   Errc::shutting_down the store is closed.
-// Runs on: one of the store's own threads (never the caller's); it must not block.
+// Runs on: one of the store's own threads (the base class's default answers at once, on the
+// caller's); it must not block.
 using ReadCallback = std::function<void(std::vector<Result<model::MessagePtr>>)>;
 
 enum class RecoveryMode { strict, skip_corrupt };
@@ -56,8 +58,8 @@ struct Options {
 };
 
 // The one asynchronous persistence interface. Lifecycle: open() → recover() → start() →
-// (append() | read())* → close(). open/recover/start/close are called by the thread that runs the broker's
-// start-up and shutdown; append is thread-safe and called from any shard. A backend writes
+// (append() | read())* → close(). open/recover/start/close are called by the thread that runs
+// the broker's start-up and shutdown; append and read are thread-safe and called from any shard. A backend writes
 // batches in the order append() was called and reports each one through its callback, in that
 // order, from its own writer thread (group commit: many batches, one sync).
 class Store {
@@ -70,12 +72,13 @@ class Store {
   virtual void start() = 0;
   virtual void append(Batch batch, DurableCallback on_durable) = 0;
   // append() that reports locations. The default (a store that keeps no locations, such as a
-  // test double) reports none: every Location{} invalid, so the caller keeps its messages.
+  // test double) reports Location{} for every record, so the caller keeps its messages.
   virtual void append_located(Batch batch, LocatedCallback on_durable);
   // Reads back messages of `queue` stored at the given locations, asynchronously, as one batch:
-  // `done` runs once, with one answer per item. Thread-safe, from any shard, after start(). The
-  // backends with files read on a thread of their own (never the writer's for the journal), so
-  // a read never waits behind a group commit's fsync. The default answers Errc::not_found.
+  // `done` runs once, with one answer per item. Thread-safe, from any shard; reads queued before
+  // start() are answered after it. The journal reads on a reader thread of its own, so a read
+  // never waits behind a group commit's fsync; the SQL backends read on their writer thread,
+  // between group commits (docs/storage.md, "Read path"). The default answers Errc::not_found.
   virtual void read(std::string queue, std::vector<ReadItem> items, ReadCallback done);
   // Writes and syncs everything appended so far, runs the callbacks, stops the writer thread.
   // append() after close() fails its callback with Errc::shutting_down.
@@ -83,8 +86,11 @@ class Store {
 };
 
 inline void Store::append_located(Batch batch, LocatedCallback on_durable) {
-  append(std::move(batch), [done = std::move(on_durable)](Status st) {
-    if (done) done(std::move(st), {});
+  const std::size_t records = batch.size();
+  append(std::move(batch), [records, done = std::move(on_durable)](Status st) {
+    if (!done) return;
+    std::vector<Location> nowhere(st ? records : 0);
+    done(std::move(st), std::move(nowhere));
   });
 }
 
