@@ -114,7 +114,9 @@ void MemoryStore::perform(Work& w) {
       stored_.erase(old->second);
       live_.erase(old);
     }
-    if (r.kind == RecordKind::ack) continue;
+    // Only a caller that asked for locations can read a message back: a plain append keeps
+    // nothing (what the broker holds in memory anyway costs the store nothing).
+    if (r.kind == RecordKind::ack || !w.located) continue;
     const std::uint64_t seq = next_seq_++;
     stored_.emplace(seq, Stored{r.queue, std::move(r.message)});
     live_.emplace(std::move(key), seq);

@@ -12,9 +12,10 @@
 namespace carrier::store::memory {
 
 // No durability: for tests and non-persistent deployments. It recovers nothing; it honours the
-// Store contract, so the core cannot tell it from a durable backend except by speed. It keeps
-// a reference to every live message (the same immutable Message the broker holds, so no body is
-// copied) only to answer read(): location.file is a sequence number of its own.
+// Store contract, so the core cannot tell it from a durable backend except by speed. To answer
+// read() it keeps a reference to each live message appended with append_located() (the same
+// immutable Message the broker holds, so no body is copied) until its ack; location.file is a
+// sequence number of its own. A plain append() keeps nothing, as before.
 //
 // Threads: append() and read() from any shard queue their work; one thread of its own applies
 // the batches, answers the reads and runs the callbacks, in the order they were queued, like
