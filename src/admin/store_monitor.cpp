@@ -13,6 +13,16 @@ void StoreMonitor::append(store::Batch batch, store::DurableCallback on_durable)
   });
 }
 
+void StoreMonitor::append_located(store::Batch batch, store::LocatedCallback on_durable) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::size_t records = batch.size();
+  inner_->append_located(std::move(batch), [this, started, records, done = std::move(on_durable)](
+                                               Status st, std::vector<store::Location> where) {
+    finished(started, records, static_cast<bool>(st));
+    if (done) done(std::move(st), std::move(where));
+  });
+}
+
 void StoreMonitor::close() {
   inner_->close();
   closed_.store(true, std::memory_order_relaxed);

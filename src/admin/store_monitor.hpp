@@ -35,6 +35,11 @@ class StoreMonitor final : public store::Store {
   Status recover(const std::function<void(store::RecoveredMessage)>& visit) override { return inner_->recover(visit); }
   void start() override { inner_->start(); }
   void append(store::Batch batch, store::DurableCallback on_durable) override;
+  void append_located(store::Batch batch, store::LocatedCallback on_durable) override;
+  // Reads are not timed: passed straight through.
+  void read(std::string queue, std::vector<store::ReadItem> items, store::ReadCallback done) override {
+    inner_->read(std::move(queue), std::move(items), std::move(done));
+  }
   void close() override;
 
   StoreHealth health() const;

@@ -113,7 +113,7 @@ TEST_F(BrokerTest, RecoveredScheduledMessageOutlivesItsCollectedQueue) {
   m->deliver_at_ms = now_ + 500;
   std::vector<Broker*> peers;
   for (auto& b : brokers_) peers.push_back(b.get());
-  Broker::recover(peers, store::RecoveredMessage{kQueue.key(), m, 0});
+  Broker::recover(peers, store::RecoveredMessage{kQueue.key(), m, 0, {}});
   for (auto& b : brokers_) ex_.on(b->shard(), [&] { b->start(); });
   advance(100);
   EXPECT_EQ(total_queues(), 0u) << "empty while the message waits in the schedule";

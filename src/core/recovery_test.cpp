@@ -20,7 +20,7 @@ TEST_F(BrokerTest, RecoveredScheduledTopicMessageIsPublishedWhenDue) {
   m->deliver_at_ms = now_ + 300;
   std::vector<Broker*> peers;
   for (auto& b : brokers_) peers.push_back(b.get());
-  Broker::recover(peers, store::RecoveredMessage{"queue:$scheduled-topic:" + kTopic.name, m, 0});
+  Broker::recover(peers, store::RecoveredMessage{"queue:$scheduled-topic:" + kTopic.name, m, 0, {}});
   advance(299);
   EXPECT_TRUE(c->got.empty());
   advance(1);
@@ -44,10 +44,10 @@ TEST_F(BrokerTest, RecoveredDefinitionReachesEveryShardAndItsMessagesTheirQueue)
   def->persistent = true;
   def->properties = {{"name", "stomp:app:r1"}, {"filter", "news"}, {"selector", ""}};
   const auto peers = peers_of(brokers_);
-  Broker::recover(peers, store::RecoveredMessage{"queue:$subscriptions", def, 0});
-  Broker::recover(peers, store::RecoveredMessage{"subscription:stomp:app:r1", make("kept", kTopic, true), 1});
+  Broker::recover(peers, store::RecoveredMessage{"queue:$subscriptions", def, 0, {}});
+  Broker::recover(peers, store::RecoveredMessage{"subscription:stomp:app:r1", make("kept", kTopic, true), 1, {}});
   // A message of a subscription nobody defined is dropped.
-  Broker::recover(peers, store::RecoveredMessage{"subscription:gone", make("lost", kTopic, true), 0});
+  Broker::recover(peers, store::RecoveredMessage{"subscription:gone", make("lost", kTopic, true), 0, {}});
   for (auto& b : brokers_) EXPECT_NE(b->named().find("stomp:app:r1"), nullptr);
   auto c = std::make_shared<Collector>();
   SubscribeRequest req{kTopic, AckMode::client, 0, c};
@@ -64,7 +64,7 @@ TEST_F(BrokerTest, RecoveredDefinitionReachesEveryShardAndItsMessagesTheirQueue)
 // A recovered retained message is offered to a subscriber that asks for retained messages.
 TEST_F(BrokerTest, RecoveredRetainedMessageReachesASubscriber) {
   const Destination t{DestinationKind::topic, "sensors.t3"};
-  Broker::recover(peers_of(brokers_), store::RecoveredMessage{"retained:sensors.t3", make("18C", t, true), 0});
+  Broker::recover(peers_of(brokers_), store::RecoveredMessage{"retained:sensors.t3", make("18C", t, true), 0, {}});
   auto c = std::make_shared<Collector>();
   SubscribeRequest req{{DestinationKind::topic, "sensors.>"}, AckMode::auto_ack, 0, c};
   req.want_retained = true;

@@ -76,6 +76,8 @@ struct Entry {
   const std::string* blob = nullptr;
   std::uint32_t delivery_count = 0;
   std::size_t order = 0;  // record position of the last message record (upserts)
+  std::size_t batch = 0;  // and that record's batch and index in it
+  std::size_t record = 0;
 };
 
 }  // namespace
@@ -84,7 +86,8 @@ GroupChanges GroupChanges::fold(const std::vector<const EncodedBatch*>& batches)
   std::vector<Entry> entries;
   std::unordered_map<KeyView, std::size_t, KeyViewHash> index;
   std::size_t position = 0;
-  for (const EncodedBatch* b : batches) {
+  for (std::size_t bi = 0; bi < batches.size(); ++bi) {
+    const EncodedBatch* b = batches[bi];
     for (std::size_t i = 0; i < b->batch.size(); ++i, ++position) {
       const Record& r = b->batch[i];
       auto [it, fresh] = index.try_emplace(KeyView{r.queue, r.message_id}, entries.size());
@@ -97,6 +100,8 @@ GroupChanges GroupChanges::fold(const std::vector<const EncodedBatch*>& batches)
           e.blob = &b->blobs[b->blob_of[i]];
           e.delivery_count = 0;
           e.order = position;
+          e.batch = bi;
+          e.record = i;
           break;
         case RecordKind::ack: e.net = Net::removal; break;
         case RecordKind::delivered:
@@ -116,7 +121,7 @@ GroupChanges GroupChanges::fold(const std::vector<const EncodedBatch*>& batches)
   }
   std::sort(upserts.begin(), upserts.end(), [](const Entry* a, const Entry* b) { return a->order < b->order; });
   out.upserts.reserve(upserts.size());
-  for (const Entry* e : upserts) out.upserts.push_back(Upsert{e->key, e->message, e->blob, e->delivery_count});
+  for (const Entry* e : upserts) out.upserts.push_back(Upsert{e->key, e->message, e->blob, e->delivery_count, e->batch, e->record});
   return out;
 }
 

@@ -53,6 +53,10 @@ struct GroupChanges {
     const model::Message* message;
     const std::string* blob;  // its message_codec bytes
     std::uint32_t delivery_count;
+    // Which message record this row is: batches[batch]->batch[record] (the key's last one), so
+    // the backend can report the row's location to that batch's appender.
+    std::size_t batch = 0;
+    std::size_t record = 0;
   };
   std::vector<Upsert> upserts;  // in append order of their (last) message record
   std::vector<Key> removals;

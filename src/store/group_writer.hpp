@@ -25,7 +25,14 @@ class GroupWriter {
   struct Pending {
     EncodedBatch encoded;
     DurableCallback done;
+    LocatedCallback located;          // instead of done, from append_located()
+    std::vector<Location> locations;  // with `located`: one per record, filled by `write`
+    // Not a batch but work for the writer thread (a read): run with ok() after the group's
+    // transaction and callbacks, or with the reason it never will run.
+    std::function<void(Status)> task;
   };
+  // Writes the group in one transaction and, on success, sets the locations of the message rows
+  // of every Pending with `located` (sized to its batch before the call).
   using Write = std::function<Status(std::vector<Pending>& group)>;
 
   // `thread_name` names the thread (at most 15 characters); `what` names the store in errors.
@@ -33,6 +40,10 @@ class GroupWriter {
   ~GroupWriter();
 
   void append(Batch batch, DurableCallback on_durable);
+  void append_located(Batch batch, LocatedCallback on_durable);
+  // Queues `task` for the writer thread, which owns the connection: it runs after the group it
+  // arrives with is written (so it sees that group), or with an error if the writer is closed.
+  void run_on_writer(std::function<void(Status)> task);
   void start();
   bool running() const { return thread_.joinable(); }
   bool has_queued() { return !queue_.empty(); }

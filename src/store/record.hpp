@@ -52,11 +52,30 @@ struct Record {
 // Records that land together or not at all: a transaction's sends and acks, a composite send.
 using Batch = std::vector<Record>;
 
+// Where a message record landed in a backend, so its message can be read back later
+// (Store::read) without being held in memory. 16 bytes, meaningful only to the backend that
+// handed it out; docs/storage.md, "Locations", says what each backend puts in it:
+//   log:      file = segment id, offset = byte offset of the batch frame in that segment,
+//             record = index of the record in the batch;
+//   sqlite, postgres: file = the row's `seq` (messages.seq, the append order), offset/record 0;
+//   memory:   file = a sequence number the store keeps the message under.
+// A location names one stored copy: storing the same queue and id again gives a new one.
+// Made of plain integers so a checkpointed index can record it.
+struct Location {
+  std::uint64_t file = 0;    // 0: nowhere (not stored, or the backend keeps no locations)
+  std::uint32_t offset = 0;
+  std::uint32_t record = 0;
+
+  bool valid() const { return file != 0; }
+  bool operator==(const Location&) const = default;
+};
+
 // What recovery hands back for each message still live (added and never acked), in append order.
 struct RecoveredMessage {
   std::string queue;
   model::MessagePtr message;
   std::uint32_t delivery_count = 0;  // > 0: it had been delivered before the restart
+  Location location;                 // where it is stored: Store::read gets it back
 };
 
 }  // namespace carrier::store

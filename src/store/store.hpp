@@ -5,6 +5,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/result.hpp"
 #include "store/record.hpp"
@@ -14,6 +16,29 @@ namespace carrier::store {
 // Called once a batch is durable (or failed). Runs on: the store's writer thread. It must not
 // block: post the result back to the shard that asked.
 using DurableCallback = std::function<void(Status)>;
+
+// Like DurableCallback, and on success also says where each record of the batch landed: one
+// Location per record, in batch order, valid for message records only (acks and delivered
+// records get Location{}). A message acked again within the same group commit gets Location{}
+// from the SQL backends (no row was written) and a location that reads not_found from the
+// journal. On failure the vector is empty.
+using LocatedCallback = std::function<void(Status, std::vector<Location>)>;
+
+// One message to read back: its id and where append() or recover() said it landed.
+struct ReadItem {
+  model::MessageId id;
+  Location location;
+};
+
+// One answer per ReadItem, in the same order: the message, or
+//   Errc::not_found     nothing live there: acked (or replaced) and removed, segment reclaimed,
+//                       never stored, or the location names another queue or id;
+//   Errc::corrupt_data  the stored bytes fail their checksum or do not decode;
+//   Errc::io_error      the read itself failed;
+//   Errc::shutting_down the store is closed.
+// Runs on: one of the store's own threads (the base class's default answers at once, on the
+// caller's); it must not block.
+using ReadCallback = std::function<void(std::vector<Result<model::MessagePtr>>)>;
 
 enum class RecoveryMode { strict, skip_corrupt };
 
@@ -33,8 +58,8 @@ struct Options {
 };
 
 // The one asynchronous persistence interface. Lifecycle: open() → recover() → start() →
-// append()* → close(). open/recover/start/close are called by the thread that runs the broker's
-// start-up and shutdown; append is thread-safe and called from any shard. A backend writes
+// (append() | read())* → close(). open/recover/start/close are called by the thread that runs
+// the broker's start-up and shutdown; append and read are thread-safe and called from any shard. A backend writes
 // batches in the order append() was called and reports each one through its callback, in that
 // order, from its own writer thread (group commit: many batches, one sync).
 class Store {
@@ -46,10 +71,37 @@ class Store {
   virtual Status recover(const std::function<void(RecoveredMessage)>& visit) = 0;
   virtual void start() = 0;
   virtual void append(Batch batch, DurableCallback on_durable) = 0;
+  // append() that reports locations. The default (a store that keeps no locations, such as a
+  // test double) reports Location{} for every record, so the caller keeps its messages.
+  virtual void append_located(Batch batch, LocatedCallback on_durable);
+  // Reads back messages of `queue` stored at the given locations, asynchronously, as one batch:
+  // `done` runs once, with one answer per item. Thread-safe, from any shard; reads queued before
+  // start() are answered after it. The journal reads on a reader thread of its own, so a read
+  // never waits behind a group commit's fsync; the SQL backends read on their writer thread,
+  // between group commits (docs/storage.md, "Read path"). The default answers Errc::not_found.
+  virtual void read(std::string queue, std::vector<ReadItem> items, ReadCallback done);
   // Writes and syncs everything appended so far, runs the callbacks, stops the writer thread.
   // append() after close() fails its callback with Errc::shutting_down.
   virtual void close() = 0;
 };
+
+inline void Store::append_located(Batch batch, LocatedCallback on_durable) {
+  const std::size_t records = batch.size();
+  append(std::move(batch), [records, done = std::move(on_durable)](Status st) {
+    if (!done) return;
+    std::vector<Location> nowhere(st ? records : 0);
+    done(std::move(st), std::move(nowhere));
+  });
+}
+
+inline void Store::read(std::string queue, std::vector<ReadItem> items, ReadCallback done) {
+  std::vector<Result<model::MessagePtr>> answers;
+  answers.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    answers.emplace_back(unexpected(Errc::not_found, "this store keeps no messages to read in " + queue));
+  }
+  if (done) done(std::move(answers));
+}
 
 // Builds the backend named by options.kind, or an error naming the unknown kind.
 Result<std::unique_ptr<Store>> make_store(const Options& options);

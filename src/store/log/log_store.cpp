@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <cstdint>
 #include <system_error>
 #include <utility>
 
@@ -22,7 +23,8 @@ constexpr std::size_t kCoalesceBelowBytes = 16 << 10;
 LogStore::LogStore(Options options)
     : options_(std::move(options)),
       dir_(journal_dir(options_.data_dir)),
-      log_(logging::get("store")) {}
+      log_(logging::get("store")),
+      frames_(dir_) {}
 
 LogStore::~LogStore() { close(); }
 
@@ -88,6 +90,7 @@ void LogStore::start() {
   }
   state_ = State::running;
   writer_ = std::thread([this] { run(); });
+  reader_ = std::thread([this] { run_reader(); });
 }
 
 void LogStore::append(Batch batch, DurableCallback on_durable) {
@@ -95,10 +98,33 @@ void LogStore::append(Batch batch, DurableCallback on_durable) {
   p.encoded = encode_batch(batch, p.frame);
   p.batch = std::move(batch);
   p.done = std::move(on_durable);
-  if (!queue_.push(p)) {
-    // No writer left to run it: the caller's thread reports it.
-    if (p.done) p.done(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
+  enqueue(p);
+}
+
+void LogStore::append_located(Batch batch, LocatedCallback on_durable) {
+  Pending p;
+  p.encoded = encode_batch(batch, p.frame);
+  p.batch = std::move(batch);
+  p.located = std::move(on_durable);
+  enqueue(p);
+}
+
+void LogStore::enqueue(Pending& p) {
+  if (queue_.push(p)) return;
+  // No writer left to run it: the caller's thread reports it.
+  Error closed(Errc::shutting_down, "journal " + dir_.string() + " is closed");
+  if (p.done) p.done(unexpected(closed));
+  if (p.located) p.located(unexpected(closed), {});
+}
+
+void LogStore::read(std::string queue, std::vector<ReadItem> items, ReadCallback done) {
+  PendingRead r{std::move(queue), std::move(items), std::move(done)};
+  if (reads_.push(r)) return;
+  std::vector<Result<model::MessagePtr>> answers;
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    answers.emplace_back(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
   }
+  if (r.done) r.done(std::move(answers));
 }
 
 void LogStore::close() {
@@ -108,13 +134,31 @@ void LogStore::close() {
   // writer thread like any other group (the queue is closed, so it drains and exits).
   if ((state_ == State::opened || state_ == State::recovered) && !queue_.empty()) start();
   if (writer_.joinable()) writer_.join();
+  // Then the reads (start() above may have started a reader for ones queued before it).
+  reads_.close();
+  if (reader_.joinable()) reader_.join();
+  {
+    std::vector<PendingRead> rest;  // queued before start(), or the store never started
+    while (reads_.try_take_all(rest)) {
+      for (PendingRead& r : rest) {
+        std::vector<Result<model::MessagePtr>> answers;
+        for (std::size_t i = 0; i < r.items.size(); ++i) {
+          answers.emplace_back(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
+        }
+        if (r.done) r.done(std::move(answers));
+      }
+      rest.clear();
+    }
+  }
+  frames_.close_all();
   // Never opened, or opened but the journal could not be read and start() was not called.
   std::vector<Pending> rest;
   while (queue_.try_take_all(rest)) {
     for (Pending& p : rest) {
-      if (!p.done) continue;
-      p.done(failure_ ? Status(unexpected(*failure_))
-                      : Status(unexpected(Errc::shutting_down, "journal was never opened")));
+      Status why = failure_ ? Status(unexpected(*failure_))
+                            : Status(unexpected(Errc::shutting_down, "journal was never opened"));
+      if (p.done) p.done(std::move(why));
+      else if (p.located) p.located(std::move(why), {});
     }
     rest.clear();
   }
@@ -151,7 +195,10 @@ Status LogStore::ensure_segment() {
   auto created = SegmentWriter::create(dir_, next_segment_id_, options_.fsync);
   if (!created) return unexpected(std::move(created).error());
   segment_ = std::move(*created);
-  reclaimer_.add_segment(segment_->id());
+  {
+    std::lock_guard lock(liveness_);
+    reclaimer_.add_segment(segment_->id());
+  }
   ++next_segment_id_;
   segments_created_.fetch_add(1, std::memory_order_relaxed);
   log_->debug("journal: started segment {}", segment_->path().string());
@@ -191,6 +238,7 @@ void LogStore::commit(std::vector<Pending>& group) {
   const std::size_t n = group.size();
   group_commits_.fetch_add(1, std::memory_order_relaxed);
   written_to_.assign(n, 0);
+  written_at_.assign(n, 0);
 
   // Write in chunks, one per segment the group touches (usually one). A chunk is written and
   // synced before the segment rolls, so each batch reported durable is synced, and a failure
@@ -214,6 +262,7 @@ void LogStore::commit(std::vector<Pending>& group) {
       if (at > kSegmentHeaderBytes && at + len > options_.segment_bytes) break;
       bytes += len;
       written_to_[j] = segment_->id();
+      written_at_[j] = at;
     }
     Status written = ok();
     if (bytes > 0) {
@@ -242,8 +291,11 @@ void LogStore::commit(std::vector<Pending>& group) {
   }
   if (failure) log_->warn("journal: group commit failed: {}", failure->detail);
 
-  for (std::size_t k = 0; k < n; ++k) {
-    if (written_to_[k] != 0) reclaimer_.apply(written_to_[k], group[k].batch);
+  {
+    std::lock_guard lock(liveness_);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (written_to_[k] != 0) reclaimer_.apply(written_to_[k], group[k].batch);
+    }
   }
   std::uint64_t failed = 0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -256,7 +308,22 @@ void LogStore::commit(std::vector<Pending>& group) {
       outcome = unexpected(*failure);
     }
     if (!outcome) ++failed;
-    if (p.done) p.done(std::move(outcome));
+    if (p.done) {
+      p.done(std::move(outcome));
+    } else if (p.located) {
+      std::vector<Location> where;
+      if (outcome) {
+        where.resize(p.batch.size());
+        // Offsets past 4 GiB (a segment_bytes that large) cannot be named: no location, so the
+        // caller keeps that message in memory.
+        for (std::size_t r = 0; r < p.batch.size() && written_at_[k] <= UINT32_MAX; ++r) {
+          if (p.batch[r].kind != RecordKind::message) continue;
+          where[r] = Location{written_to_[k], static_cast<std::uint32_t>(written_at_[k]),
+                              static_cast<std::uint32_t>(r)};
+        }
+      }
+      p.located(std::move(outcome), std::move(where));
+    }
   }
   batches_.fetch_add(n, std::memory_order_relaxed);
   failed_batches_.fetch_add(failed, std::memory_order_relaxed);
@@ -285,7 +352,10 @@ void LogStore::reclaim() {
         continue;
       }
       log_->debug("journal: deleted fully acked segment {}", path.string());
-      reclaimer_.forget(id);
+      {
+        std::lock_guard lock(liveness_);
+        reclaimer_.forget(id);
+      }
       removed_any = true;
       segments_deleted_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -299,6 +369,71 @@ void LogStore::reclaim() {
     }
     if (!removed_any) return;
   }
+}
+
+void LogStore::run_reader() {
+  pthread_setname_np(pthread_self(), "carrier-jreader");
+  std::vector<PendingRead> group;
+  while (reads_.take_all(group)) {
+    for (PendingRead& r : group) answer(r);
+    group.clear();
+    // Descriptors are kept for one group of reads only: a reclaimed segment's space is freed
+    // as soon as the reads that were already under way are answered.
+    frames_.close_all();
+  }
+}
+
+// Checks every item against the reclaimer first (under liveness_), then reads the frames it
+// names, each frame once however many items it holds.
+void LogStore::answer(PendingRead& r) {
+  std::vector<Result<model::MessagePtr>> answers(r.items.size(), unexpected(Errc::not_found));
+  std::vector<bool> live(r.items.size(), false);
+  {
+    std::lock_guard lock(liveness_);
+    for (std::size_t i = 0; i < r.items.size(); ++i) {
+      const ReadItem& item = r.items[i];
+      live[i] = item.location.valid() && reclaimer_.live_at(r.queue, item.id, item.location.file);
+    }
+  }
+  std::uint64_t cached_segment = 0, cached_offset = 0;
+  Result<Batch> cached = unexpected(Errc::not_found);
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    const ReadItem& item = r.items[i];
+    auto not_live = [&] {
+      return unexpected(Errc::not_found, "journal " + dir_.string() + ": no live message " + item.id.to_string() +
+                                             " of " + r.queue + " in segment " +
+                                             std::to_string(item.location.file) + " (acked, replaced or reclaimed)");
+    };
+    if (!live[i]) {
+      answers[i] = not_live();
+      continue;
+    }
+    if (cached_segment != item.location.file || cached_offset != item.location.offset) {
+      cached_segment = item.location.file;
+      cached_offset = item.location.offset;
+      cached = frames_.read_batch(item.location.file, item.location.offset);
+    }
+    if (!cached) {
+      // A segment deleted between the check and the open was reclaimed: nothing live there.
+      answers[i] = cached.error().code == Errc::not_found ? not_live() : unexpected(cached.error());
+      continue;
+    }
+    const Batch& batch = *cached;
+    if (item.location.record >= batch.size()) {
+      answers[i] = unexpected(Errc::not_found, "journal " + dir_.string() + ": segment " +
+                                                   std::to_string(item.location.file) + " offset " +
+                                                   std::to_string(item.location.offset) + " has no record " +
+                                                   std::to_string(item.location.record));
+      continue;
+    }
+    const Record& rec = batch[item.location.record];
+    if (rec.kind != RecordKind::message || !rec.message || rec.queue != r.queue || rec.message_id != item.id) {
+      answers[i] = not_live();
+      continue;
+    }
+    answers[i] = rec.message;
+  }
+  if (r.done) r.done(std::move(answers));
 }
 
 }  // namespace carrier::store::log

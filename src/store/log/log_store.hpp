@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include <spdlog/logger.h>
 
 #include "store/commit_queue.hpp"
+#include "store/log/frame_reader.hpp"
 #include "store/log/journal_directory.hpp"
 #include "store/log/reclaimer.hpp"
 #include "store/log/recovery.hpp"
@@ -32,8 +34,15 @@ namespace carrier::store::log {
 // once, and then runs the callbacks in append order; it alone touches the segment files and
 // the reclaimer after start().
 //
-// Lock: queue_'s internal mutex, held only to push or to swap the queue out; never held while
-// writing or running callbacks.
+// Reads (read()) are queued to a second thread, the reader, which preads the frames named by
+// their locations (FrameReader) and runs the read callbacks; it never touches the writer's
+// files or waits for a group commit.
+//
+// Locks: queue_'s and reads_'s internal mutexes, held only to push or to swap a queue out;
+// liveness_, which guards reclaimer_ between the writer (which changes it while applying a group
+// and forgetting deleted segments) and the reader (which asks it whether a location still holds
+// a live message). None is held while writing, reading a file or running callbacks, and no
+// two are held at once.
 class LogStore final : public Store {
  public:
   // Counters for benchmarks and tests; read from any thread.
@@ -54,6 +63,8 @@ class LogStore final : public Store {
   Status recover(const std::function<void(RecoveredMessage)>& visit) override;
   void start() override;
   void append(Batch batch, DurableCallback on_durable) override;
+  void append_located(Batch batch, LocatedCallback on_durable) override;
+  void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
   void close() override;
 
   Stats stats() const;
@@ -66,6 +77,12 @@ class LogStore final : public Store {
     std::string frame;  // encoded on the appending thread
     Status encoded;     // an encoding error is reported in order, like any other outcome
     DurableCallback done;
+    LocatedCallback located;  // instead of done, from append_located()
+  };
+  struct PendingRead {
+    std::string queue;
+    std::vector<ReadItem> items;
+    ReadCallback done;
   };
 
   enum class State { created, opened, recovered, failed, running, closed };
@@ -76,6 +93,11 @@ class LogStore final : public Store {
   Status ensure_segment();
   void reclaim();
   void gather(std::vector<Pending>& group, std::size_t from, std::size_t to);
+  void enqueue(Pending& p);
+
+  // Reader thread.
+  void run_reader();
+  void answer(PendingRead& r);
 
   const Options options_;
   const std::filesystem::path dir_;
@@ -87,8 +109,13 @@ class LogStore final : public Store {
 
   CommitQueue<Pending> queue_;
   std::thread writer_;
+  CommitQueue<PendingRead> reads_;
+  std::thread reader_;
+  FrameReader frames_;  // the reader thread's
 
-  // Owned by the writer thread once it runs (before that, by the start-up thread).
+  // Owned by the writer thread once it runs (before that, by the start-up thread); the reader
+  // only asks it live_at(), under liveness_, which the writer holds whenever it changes it.
+  std::mutex liveness_;
   SegmentReclaimer reclaimer_;
   std::unique_ptr<SegmentWriter> segment_;
   std::uint64_t next_segment_id_ = 1;
@@ -97,6 +124,7 @@ class LogStore final : public Store {
   std::optional<Error> broken_;  // set when a failed write could not be undone
   std::set<std::uint64_t> undeletable_;  // segments whose unlink failed; not retried
   std::vector<std::uint64_t> written_to_;  // per batch of the group: its segment, 0 = not written
+  std::vector<std::uint64_t> written_at_;  // per batch of the group: its frame's offset there
   std::vector<iovec> iov_;
   std::string coalesced_;  // small frames copied together so one iovec carries many
 

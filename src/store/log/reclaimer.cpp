@@ -98,6 +98,11 @@ void SegmentReclaimer::forget(std::uint64_t segment) {
   changed_ = true;
 }
 
+bool SegmentReclaimer::live_at(const std::string& queue, model::MessageId id, std::uint64_t segment) const {
+  auto it = live_.find(QueueMessageKey{queue, id});
+  return it != live_.end() && it->second.segment == segment;
+}
+
 std::size_t SegmentReclaimer::live_in(std::uint64_t segment) const {
   auto it = segments_.find(segment);
   return it == segments_.end() ? 0 : it->second.live;

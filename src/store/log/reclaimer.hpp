@@ -68,6 +68,9 @@ class SegmentReclaimer {
   void clear_changed() { changed_ = false; }
 
   bool tracks(std::uint64_t segment) const { return segments_.count(segment) != 0; }
+  // True when the message of `queue` and `id` is live and its (latest) message record is in
+  // `segment`: what a read by location checks before it believes the bytes it finds there.
+  bool live_at(const std::string& queue, model::MessageId id, std::uint64_t segment) const;
   std::size_t live_messages() const { return live_.size(); }
   // Live messages plus pinned delivered records in `segment`.
   std::size_t live_in(std::uint64_t segment) const;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -23,8 +24,11 @@ class ReplayState {
  public:
   explicit ReplayState(SegmentReclaimer& reclaimer) : reclaimer_(reclaimer) {}
 
-  void apply(std::uint64_t segment, Batch& batch) {
-    for (Record& r : batch) {
+  // `offset`: where the batch's frame starts in `segment`, which with the record's index is
+  // the location recovery hands back.
+  void apply(std::uint64_t segment, std::uint64_t offset, Batch& batch) {
+    for (std::size_t index = 0; index < batch.size(); ++index) {
+      Record& r = batch[index];
       QueueMessageKey key{r.queue, r.message_id};
       switch (r.kind) {
         case RecordKind::message: {
@@ -34,7 +38,11 @@ class ReplayState {
             it->second = entries_.size();
           }
           reclaimer_.on_message(segment, r.queue, r.message_id);
-          entries_.push_back(RecoveredMessage{std::move(r.queue), std::move(r.message), 0});
+          // Offsets past 4 GiB (segment_bytes that large) cannot be named: no location.
+          const Location where = offset <= UINT32_MAX ? Location{segment, static_cast<std::uint32_t>(offset),
+                                                                 static_cast<std::uint32_t>(index)}
+                                                      : Location{};
+          entries_.push_back(RecoveredMessage{std::move(r.queue), std::move(r.message), 0, where});
           break;
         }
         case RecordKind::ack: {
@@ -171,7 +179,7 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       if (item.kind == SegmentReader::Item::Kind::end) break;
       if (item.kind == SegmentReader::Item::Kind::batch) {
         ++report.batches;
-        state.apply(file.id, item.batch);
+        state.apply(file.id, item.offset, item.batch);
         progress(i);
         good_end = item.next;
         continue;

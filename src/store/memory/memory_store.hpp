@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "store/commit_queue.hpp"
@@ -8,15 +11,18 @@
 
 namespace carrier::store::memory {
 
-// No durability: for tests and non-persistent deployments. It keeps nothing (the broker holds
-// every message in memory anyway) and recovers nothing; it only honours the Store contract,
-// so the core cannot tell it from a durable backend except by speed.
+// No durability: for tests and non-persistent deployments. It recovers nothing; it honours the
+// Store contract, so the core cannot tell it from a durable backend except by speed. To answer
+// read() it keeps a reference to each live message appended with append_located() (the same
+// immutable Message the broker holds, so no body is copied) until its ack; location.file is a
+// sequence number of its own. A plain append() keeps nothing, as before.
 //
-// Threads: append() from any shard queues the callback; one thread of its own runs the
-// callbacks in append order, like the log store's writer. Running them inline would be
-// simpler but would break the ordering contract for concurrent appenders (two shards could
-// see their callbacks swapped) and run the callback on the appending shard's stack, where a
-// caller holding its own lock could deadlock on re-entry.
+// Threads: append() and read() from any shard queue their work; one thread of its own applies
+// the batches, answers the reads and runs the callbacks, in the order they were queued, like
+// the log store's writer. Running them inline would be simpler but would break the ordering
+// contract for concurrent appenders (two shards could see their callbacks swapped) and run the
+// callback on the appending shard's stack, where a caller holding its own lock could deadlock
+// on re-entry. That thread alone touches the table of live messages.
 class MemoryStore final : public Store {
  public:
   MemoryStore() = default;
@@ -26,14 +32,37 @@ class MemoryStore final : public Store {
   Status recover(const std::function<void(RecoveredMessage)>& visit) override;
   void start() override;
   void append(Batch batch, DurableCallback on_durable) override;
+  void append_located(Batch batch, LocatedCallback on_durable) override;
+  void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
   void close() override;
 
  private:
-  void run();
+  // One queued piece of work: a batch to apply (with one of the two callbacks) or a read.
+  struct Work {
+    Batch batch;
+    DurableCallback durable;
+    LocatedCallback located;
+    bool is_read = false;
+    std::string queue;  // read
+    std::vector<ReadItem> items;
+    ReadCallback read_done;
+  };
+  struct Stored {
+    std::string queue;
+    model::MessagePtr message;
+  };
 
-  CommitQueue<DurableCallback> queue_;
+  void run();
+  void perform(Work& w);
+
+  CommitQueue<Work> queue_;
   std::thread thread_;
   bool closed_ = false;
+
+  // The store's thread only.
+  std::uint64_t next_seq_ = 1;
+  std::unordered_map<std::uint64_t, Stored> stored_;       // location.file -> message
+  std::unordered_map<std::string, std::uint64_t> live_;    // queue + '\0' + id bytes -> seq
 };
 
 }  // namespace carrier::store::memory

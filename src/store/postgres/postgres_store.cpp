@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <unordered_map>
 #include <utility>
 
 #include "base/logging.hpp"
@@ -220,7 +222,8 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
         continue;
       }
       ++live;
-      visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count});
+      visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count,
+                             Location{static_cast<std::uint64_t>(seq), 0, 0}});
     }
   }
   if (auto ended = conn_.exec("COMMIT"); !ended && result) result = unexpected(std::move(ended).error());
@@ -230,6 +233,92 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
   log_->info("postgres: schema {}: recovered {} live messages in {} ms{}", schema_, live, ms,
              skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string());
   return ok();
+}
+
+// Reads share the writer's connection (and its reconnect logic): they run on the writer thread
+// between group commits, all items of a read in one statement.
+void PostgresStore::read(std::string queue, std::vector<ReadItem> items, ReadCallback done) {
+  writer_.run_on_writer([this, queue = std::move(queue), items = std::move(items), done = std::move(done)](Status can) {
+    std::vector<Result<model::MessagePtr>> answers;
+    if (can) {
+      answers = read_rows(queue, items);
+    } else {
+      for (std::size_t i = 0; i < items.size(); ++i) answers.emplace_back(unexpected(can.error()));
+    }
+    if (done) done(std::move(answers));
+  });
+}
+
+// Writer thread.
+std::vector<Result<model::MessagePtr>> PostgresStore::read_rows(const std::string& queue,
+                                                                const std::vector<ReadItem>& items) {
+  std::vector<Result<model::MessagePtr>> answers;
+  answers.reserve(items.size());
+  for (const ReadItem& item : items) {
+    answers.emplace_back(unexpected(Errc::not_found,
+                                    fmt::format("postgres: schema {}: no live message {} of {} at seq {} (acked or "
+                                                "replaced)",
+                                                schema_, id_text(item.id), queue, item.location.file)));
+  }
+  auto q = queues_.find(queue);
+  ArrayParam seqs(kInt8);
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> wanted;  // seq -> items asking for it
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Location& at = items[i].location;
+    if (q == queues_.end() || !at.valid() || at.offset != 0 || at.record != 0 ||
+        at.file > static_cast<std::uint64_t>(INT64_MAX)) {
+      continue;
+    }
+    auto& askers = wanted[static_cast<std::int64_t>(at.file)];
+    if (askers.empty()) seqs.add_int8(static_cast<std::int64_t>(at.file));
+    askers.push_back(i);
+  }
+  if (wanted.empty()) return answers;
+  if (conn_.broken()) {
+    if (auto st = reconnect(); !st) {
+      for (auto& a : answers) a = unexpected(st.error());
+      return answers;
+    }
+    q = queues_.find(queue);
+    if (q == queues_.end()) return answers;
+  }
+  Params p;
+  p.add(seqs);
+  auto rows = conn_.exec("SELECT seq, queue_id, id_hi, id_lo, message FROM " + schema_ +
+                             ".messages WHERE seq = ANY($1::int8[])",
+                         p, true);
+  if (!rows) {
+    Error e = std::move(rows).error();
+    if (conn_.broken()) {
+      conn_.reset();
+      e = Error(Errc::unavailable, e.detail);
+    }
+    for (auto& [seq, askers] : wanted) {
+      for (std::size_t i : askers) answers[i] = unexpected(e);
+    }
+    return answers;
+  }
+  PGresult* r = rows->get();
+  for (int row = 0; row < PQntuples(r); ++row) {
+    const std::int64_t seq = read_int8(PQgetvalue(r, row, 0));
+    auto askers = wanted.find(seq);
+    if (askers == wanted.end() || read_int8(PQgetvalue(r, row, 1)) != q->second) continue;
+    const model::MessageId id{static_cast<std::uint64_t>(read_int8(PQgetvalue(r, row, 2))),
+                             static_cast<std::uint64_t>(read_int8(PQgetvalue(r, row, 3)))};
+    const std::string_view blob(PQgetvalue(r, row, 4), static_cast<std::size_t>(PQgetlength(r, row, 4)));
+    auto decoded = decode_message(blob);
+    Result<model::MessagePtr> message =
+        decoded && decoded->id == id
+            ? Result<model::MessagePtr>(model::MessagePtr(std::make_shared<const model::Message>(std::move(*decoded))))
+            : Result<model::MessagePtr>(unexpected(
+                  Errc::corrupt_data, fmt::format("postgres: schema {}: message seq {}: {}", schema_, seq,
+                                                  decoded ? "the message's id differs from the row's"
+                                                          : decoded.error().detail)));
+    for (std::size_t i : askers->second) {
+      if (items[i].id == id || !message) answers[i] = message;
+    }
+  }
+  return answers;
 }
 
 void PostgresStore::start() {
@@ -243,6 +332,10 @@ void PostgresStore::start() {
 }
 
 void PostgresStore::append(Batch batch, DurableCallback on_durable) { writer_.append(std::move(batch), std::move(on_durable)); }
+
+void PostgresStore::append_located(Batch batch, LocatedCallback on_durable) {
+  writer_.append_located(std::move(batch), std::move(on_durable));
+}
 
 void PostgresStore::close() {
   if (state_ == State::closed) return;
@@ -332,11 +425,16 @@ std::int64_t PostgresStore::queue_id(const std::string& key, bool create, ArrayP
 
 Status PostgresStore::attempt(std::vector<Pending>& group) {
   std::vector<const EncodedBatch*> valid;
+  std::vector<Pending*> valid_pending;
   valid.reserve(group.size());
-  for (const Pending& p : group) {
-    if (p.encoded.valid) valid.push_back(&p.encoded);
+  for (Pending& p : group) {
+    if (p.encoded.valid) {
+      valid.push_back(&p.encoded);
+      valid_pending.push_back(&p);
+    }
   }
   const GroupChanges changes = GroupChanges::fold(valid);
+  const std::int64_t first_seq = next_seq_;  // the upserts are numbered in order from here
 
   Pipeline pipeline(conn_);
   pipeline.send_query("BEGIN");
@@ -414,7 +512,15 @@ Status PostgresStore::attempt(std::vector<Pending>& group) {
 
   pipeline.send_query("COMMIT");
   Status st = pipeline.finish(kIdleTimeout);
-  if (st) return ok();
+  if (st) {
+    for (std::size_t i = 0; i < changes.upserts.size(); ++i) {
+      Pending& pending = *valid_pending[changes.upserts[i].batch];
+      if (pending.located) {
+        pending.locations[changes.upserts[i].record] = Location{static_cast<std::uint64_t>(first_seq) + i, 0, 0};
+      }
+    }
+    return ok();
+  }
   if (!conn_.broken()) {
     // A statement failed (disk full on the server, say): the transaction is aborted and still
     // open. Roll it back and re-read what is committed, forgetting queue ids this group made.

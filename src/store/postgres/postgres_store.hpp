@@ -59,6 +59,9 @@ class PostgresStore final : public Store {
   Status recover(const std::function<void(RecoveredMessage)>& visit) override;
   void start() override;
   void append(Batch batch, DurableCallback on_durable) override;
+  void append_located(Batch batch, LocatedCallback on_durable) override;
+  // Reads run on the writer thread, on its connection, between group commits.
+  void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
   void close() override;
 
   Stats stats() const;
@@ -81,6 +84,7 @@ class PostgresStore final : public Store {
   Status write_group(std::vector<Pending>& group);
   Status attempt(std::vector<Pending>& group);
   Status reconnect();
+  std::vector<Result<model::MessagePtr>> read_rows(const std::string& queue, const std::vector<ReadItem>& items);
 
   const Options options_;
   const std::string schema_;

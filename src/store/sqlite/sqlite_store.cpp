@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <system_error>
 #include <utility>
 
@@ -60,7 +61,7 @@ std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 }  // namespace
 
 struct SqliteStore::Statements {
-  Statement begin, commit, rollback, insert_queue, upsert_message, delete_message, update_count;
+  Statement begin, commit, rollback, insert_queue, upsert_message, delete_message, update_count, read_message;
 };
 
 std::filesystem::path database_path(const std::filesystem::path& data_dir) { return data_dir / kFileName; }
@@ -132,6 +133,8 @@ Status SqliteStore::connect() {
       {&stmts_->delete_message, "DELETE FROM messages WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
       {&stmts_->update_count,
        "UPDATE messages SET delivery_count = ?4 WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
+      // Read back by location: seq is the rowid, so this is one b-tree lookup.
+      {&stmts_->read_message, "SELECT queue_id, id_hi, id_lo, message FROM messages WHERE seq = ?1"},
   };
   for (const auto& p : prepared) {
     rc = p.stmt->prepare(db_, p.sql);
@@ -283,7 +286,8 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
       continue;
     }
     ++live;
-    visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count});
+    visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count,
+                           Location{static_cast<std::uint64_t>(seq), 0, 0}});
   }
   if (result && rc != SQLITE_DONE) {
     result = unexpected(errc_of(rc), fmt::format("sqlite {}: reading messages: {}", where_, sqlite3_errmsg(db_)));
@@ -310,6 +314,10 @@ void SqliteStore::start() {
 
 void SqliteStore::append(Batch batch, DurableCallback on_durable) { writer_.append(std::move(batch), std::move(on_durable)); }
 
+void SqliteStore::append_located(Batch batch, LocatedCallback on_durable) {
+  writer_.append_located(std::move(batch), std::move(on_durable));
+}
+
 void SqliteStore::close() {
   if (state_ == State::closed) return;
   writer_.refuse_appends();
@@ -327,6 +335,64 @@ SqliteStore::Stats SqliteStore::stats() const {
                reconnects_.load(std::memory_order_relaxed)};
 }
 
+void SqliteStore::read(std::string queue, std::vector<ReadItem> items, ReadCallback done) {
+  // The connection holds SQLite's exclusive lock, so no second connection can read: the writer
+  // thread reads, between group commits.
+  writer_.run_on_writer([this, queue = std::move(queue), items = std::move(items), done = std::move(done)](Status can) {
+    std::vector<Result<model::MessagePtr>> answers;
+    answers.reserve(items.size());
+    if (can && db_ == nullptr) {
+      if (auto st = connect(); !st) can = st;
+    }
+    for (const ReadItem& item : items) {
+      if (!can) {
+        answers.emplace_back(unexpected(can.error()));
+      } else {
+        answers.push_back(read_one(queue, item));
+      }
+    }
+    if (done) done(std::move(answers));
+  });
+}
+
+// Writer thread.
+Result<model::MessagePtr> SqliteStore::read_one(const std::string& queue, const ReadItem& item) {
+  auto missing = [&] {
+    return unexpected(Errc::not_found, fmt::format("sqlite {}: no live message {} of {} at seq {} (acked or replaced)",
+                                                   where_, id_text(item.id), queue, item.location.file));
+  };
+  auto q = queues_.find(queue);
+  if (!item.location.valid() || item.location.offset != 0 || item.location.record != 0 || q == queues_.end() ||
+      item.location.file > static_cast<std::uint64_t>(INT64_MAX)) {
+    return missing();
+  }
+  sqlite3_stmt* s = stmts_->read_message.get();
+  sqlite3_bind_int64(s, 1, static_cast<std::int64_t>(item.location.file));
+  const int rc = sqlite3_step(s);
+  Result<model::MessagePtr> out = missing();
+  if (rc == SQLITE_ROW) {
+    const model::MessageId id{static_cast<std::uint64_t>(sqlite3_column_int64(s, 1)),
+                             static_cast<std::uint64_t>(sqlite3_column_int64(s, 2))};
+    if (sqlite3_column_int64(s, 0) == q->second && id == item.id) {
+      const auto* bytes = static_cast<const char*>(sqlite3_column_blob(s, 3));
+      auto decoded = decode_message(std::string_view(bytes ? bytes : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 3))));
+      if (decoded && decoded->id == item.id) {
+        out = model::MessagePtr(std::make_shared<const model::Message>(std::move(*decoded)));
+      } else {
+        out = unexpected(Errc::corrupt_data, fmt::format("sqlite {}: message seq {}: {}", where_, item.location.file,
+                                                         decoded ? "the message's id differs from the row's"
+                                                                 : decoded.error().detail));
+      }
+    }
+  } else if (rc != SQLITE_DONE) {
+    out = unexpected(errc_of(rc), fmt::format("sqlite {}: reading message seq {}: {}", where_, item.location.file,
+                                              sqlite3_errmsg(db_)));
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return out;
+}
+
 // ---- the writer --------------------------------------------------------------------------------
 
 Status SqliteStore::write_group(std::vector<Pending>& group) {
@@ -336,11 +402,16 @@ Status SqliteStore::write_group(std::vector<Pending>& group) {
     log_->info("sqlite {}: reopened", where_);
   }
   std::vector<const EncodedBatch*> valid;
+  std::vector<Pending*> valid_pending;
   valid.reserve(group.size());
-  for (const Pending& p : group) {
-    if (p.encoded.valid) valid.push_back(&p.encoded);
+  for (Pending& p : group) {
+    if (p.encoded.valid) {
+      valid.push_back(&p.encoded);
+      valid_pending.push_back(&p);
+    }
   }
   const GroupChanges changes = GroupChanges::fold(valid);
+  const std::int64_t first_seq = next_seq_;  // write_upsert numbers the upserts in order from here
   Status st = check_identity();
   if (st) st = execute(stmts_->begin.get(), "BEGIN");
   for (std::size_t i = 0; st && i < changes.upserts.size(); ++i) st = write_upsert(changes.upserts[i]);
@@ -351,7 +422,13 @@ Status SqliteStore::write_group(std::vector<Pending>& group) {
     st = write_key(stmts_->update_count.get(), changes.counts[i].first, changes.counts[i].second, "delivery count");
   }
   if (st) st = execute(stmts_->commit.get(), "COMMIT");
-  if (st) return ok();
+  if (st) {
+    for (std::size_t i = 0; i < changes.upserts.size(); ++i) {
+      Pending& p = *valid_pending[changes.upserts[i].batch];
+      if (p.located) p.locations[changes.upserts[i].record] = Location{static_cast<std::uint64_t>(first_seq) + i, 0, 0};
+    }
+    return ok();
+  }
   // Roll back (SQLite may already have) and start over on a fresh connection next time: after an
   // I/O error the connection's page cache cannot be trusted, and reconnecting re-reads the
   // committed queue ids, forgetting the ones this group invented.

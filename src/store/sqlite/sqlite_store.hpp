@@ -59,6 +59,10 @@ class SqliteStore final : public Store {
   Status recover(const std::function<void(RecoveredMessage)>& visit) override;
   void start() override;
   void append(Batch batch, DurableCallback on_durable) override;
+  void append_located(Batch batch, LocatedCallback on_durable) override;
+  // Reads run on the writer thread, between group commits (the exclusive lock admits no second
+  // connection): a read waits for the group commit in progress.
+  void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
   void close() override;
 
   Stats stats() const;
@@ -78,6 +82,7 @@ class SqliteStore final : public Store {
   Status write_key(sqlite3_stmt* s, const GroupChanges::Key& key, std::optional<std::uint32_t> count,
                    std::string_view what);
   Status execute(sqlite3_stmt* s, std::string_view what);
+  Result<model::MessagePtr> read_one(const std::string& queue, const ReadItem& item);
 
   // Writer thread.
 
