@@ -142,7 +142,7 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
     out.scalar("carrier_disk_free_limit_bytes", "gauge", "journal.disk_free_limit_bytes (0: off)",
                static_cast<double>(in.disk->limit()));
     out.scalar("carrier_disk_alarm", "gauge", "1 while free disk is under the limit and persistent publishers are held",
-               in.disk->holding() ? 1 : 0);
+               std::uint64_t{in.disk->holding() ? 1u : 0u});
     out.scalar("carrier_disk_alarms_total", "counter", "Times the disk alarm went on since start",
                static_cast<double>(in.disk->alarms()));
   }
