@@ -2,6 +2,8 @@
 
 #include <sys/statvfs.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 

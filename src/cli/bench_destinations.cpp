@@ -11,6 +11,7 @@
 #include <functional>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -90,7 +91,7 @@ class StompLine {
         if (cl != std::string::npos && cl < head_end) {
           std::size_t length = 0;
           const char* from = in_.data() + cl + 16;
-          std::from_chars(from, in_.data() + head_end, length);
+          (void)std::from_chars(from, in_.data() + head_end, length);
           if (in_.size() >= head_end + 2 + length + 1) body_end = head_end + 2 + length;
         } else {
           body_end = in_.find('\0', head_end);
