@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/bench_destinations.hpp"
+#include "cli/bench_fanout.hpp"
 #include "cli/bench_footprint.hpp"
 #include "cli/bench_options.hpp"
 #include "cli/bench_report.hpp"
@@ -291,6 +292,7 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([raw] { std::exit(run_command(*raw)); });
   add_footprint_command(*cmd);
   add_destinations_command(*cmd);
+  add_fanout_command(*cmd);
 }
 
 }  // namespace carrier::cli
