@@ -17,6 +17,7 @@
 
 #include "cli/bench_destinations.hpp"
 #include "cli/bench_fanout.hpp"
+#include "cli/bench_selector_backlog.hpp"
 #include "cli/bench_footprint.hpp"
 #include "cli/bench_options.hpp"
 #include "cli/bench_report.hpp"
@@ -293,6 +294,7 @@ void add_bench_command(CLI::App& app) {
   add_footprint_command(*cmd);
   add_destinations_command(*cmd);
   add_fanout_command(*cmd);
+  add_selector_backlog_command(*cmd);
 }
 
 }  // namespace carrier::cli

@@ -26,116 +26,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
-constexpr auto kReplyTimeout = std::chrono::seconds(120);  // one window's receipt, a loaded machine
 constexpr std::uint64_t kPerConnection = 5000;  // consumers per connection: under stomp.max_subscriptions
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// One blocking STOMP 1.2 connection that writes frames and waits for a RECEIPT or a MESSAGE.
-class StompLine {
- public:
-  ~StompLine() { close(); }
-
-  std::optional<std::string> open(const Address& a, const DestinationsOptions& o, const std::string& client_id) {
-    fd_ = connect_to(a);
-    if (fd_ < 0) return std::string("connect: ") + std::strerror(errno);
-    std::string f = "CONNECT\naccept-version:1.2\nhost:" + o.vhost + "\nheart-beat:0,0\n";
-    if (!o.login.empty()) f += "login:" + o.login + "\npasscode:" + o.passcode + "\n";
-    if (!client_id.empty()) f += "client-id:" + client_id + "\n";
-    f += "\n";
-    f.push_back('\0');
-    if (!write_all(fd_, f)) return std::string("write: ") + std::strerror(errno);
-    std::string command;
-    if (auto e = next_frame(command, nullptr)) return e;
-    if (command != "CONNECTED") return "the broker answered CONNECT with " + command;
-    return std::nullopt;
-  }
-  bool write(std::string_view frames) { return write_all(fd_, frames); }
-  // Reads frames until RECEIPT `id`; a MESSAGE on the way is counted in `messages`.
-  std::optional<std::string> await_receipt(const std::string& id) {
-    for (;;) {
-      std::string command, receipt;
-      if (auto e = next_frame(command, &receipt)) return e;
-      if (command == "RECEIPT" && receipt == id) return std::nullopt;
-      if (command == "MESSAGE") {
-        ++messages;
-        continue;
-      }
-      if (command == "ERROR") return "ERROR from the broker: " + last_;
-    }
-  }
-  std::optional<std::string> await_message() {
-    for (;;) {
-      std::string command;
-      if (auto e = next_frame(command, nullptr)) return e;
-      if (command == "MESSAGE") return std::nullopt;
-      if (command == "ERROR") return "ERROR from the broker: " + last_;
-    }
-  }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  std::uint64_t messages = 0;
-
- private:
-  // The next frame's command (and receipt-id); an error on timeout or close.
-  std::optional<std::string> next_frame(std::string& command, std::string* receipt_id) {
-    const auto deadline = Clock::now() + kReplyTimeout;
-    for (;;) {
-      while (!in_.empty() && (in_[0] == '\n' || in_[0] == '\r')) in_.erase(0, 1);  // heart-beats
-      const auto head_end = in_.find("\n\n");
-      if (head_end != std::string::npos) {
-        std::size_t body_end = std::string::npos;
-        const auto cl = in_.find("\ncontent-length:");
-        if (cl != std::string::npos && cl < head_end) {
-          std::size_t length = 0;
-          const char* from = in_.data() + cl + 16;
-          (void)std::from_chars(from, in_.data() + head_end, length);
-          if (in_.size() >= head_end + 2 + length + 1) body_end = head_end + 2 + length;
-        } else {
-          body_end = in_.find('\0', head_end);
-        }
-        if (body_end != std::string::npos) {
-          const std::string head = in_.substr(0, head_end);
-          command = head.substr(0, head.find('\n'));
-          if (receipt_id != nullptr) {
-            const auto r = head.find("\nreceipt-id:");
-            *receipt_id = r == std::string::npos ? "" : head.substr(r + 12, head.find('\n', r + 1) - r - 12);
-          }
-          last_ = in_.substr(0, std::min<std::size_t>(body_end, 500));
-          in_.erase(0, body_end + 1);
-          return std::nullopt;
-        }
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return std::string("no answer from the broker within the timeout");
-      timeval tv{static_cast<time_t>(left.count() / 1000), static_cast<suseconds_t>((left.count() % 1000) * 1000)};
-      ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      char buf[65536];
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n == 0 ? std::string("closed by the broker") : std::string("read: ") + std::strerror(errno);
-      in_.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
-  int fd_ = -1;
-  std::string in_;
-  std::string last_;
-};
-
-std::string frame(std::string_view command, const std::vector<std::pair<std::string, std::string>>& headers,
-                  std::string_view body = {}) {
-  std::string f(command);
-  f += '\n';
-  for (const auto& [k, v] : headers) f += k + ":" + v + "\n";
-  if (!body.empty()) f += "content-length:" + std::to_string(body.size()) + "\n";
-  f += '\n';
-  f += body;
-  f.push_back('\0');
-  return f;
-}
 
 std::optional<double> bytes_each(const std::optional<MemorySample>& before, const std::optional<MemorySample>& after,
                                  std::uint64_t count) {
@@ -164,7 +57,7 @@ class Destinations {
   void settle() const { std::this_thread::sleep_for(std::chrono::duration<double>(o_.settle_s)); }
   std::optional<MemorySample> memory() const { return read_memory(broker_.pid()); }
   // Writes `count` frames made by `make(i)`, a receipt on each window's last; `tag` names them.
-  std::optional<std::string> pipeline(StompLine& line, std::uint64_t from, std::uint64_t count,
+  std::optional<std::string> pipeline(BlockingStomp& line, std::uint64_t from, std::uint64_t count,
                                       const std::function<std::string(std::uint64_t, const std::string*)>& make);
   void make_queues();
   void make_durable_subscriptions();
@@ -215,10 +108,10 @@ bool Destinations::start(bool first) {
     break;
   }
   const double listen = ms_since(broker_.started());
-  StompLine probe;
+  BlockingStomp probe;
   for (;;) {
     // A broker may accept before it speaks STOMP (RabbitMQ's plugin starts late): retry.
-    auto e = probe.open(address_, o_, "");
+    auto e = probe.open(address_, o_.vhost, o_.login, o_.passcode, "");
     if (!e) break;
     if (Clock::now() > deadline || !broker_.alive()) {
       r_.errors.push_back("first STOMP connection: " + *e + log_tail(log_));
@@ -236,7 +129,7 @@ bool Destinations::start(bool first) {
 }
 
 std::optional<std::string> Destinations::pipeline(
-    StompLine& line, std::uint64_t from, std::uint64_t count,
+    BlockingStomp& line, std::uint64_t from, std::uint64_t count,
     const std::function<std::string(std::uint64_t, const std::string*)>& make) {
   std::string out;
   auto last_report = Clock::now();
@@ -260,8 +153,8 @@ void Destinations::make_queues() {
   const auto before = memory();
   DestinationsStep step{o_.empty_queues ? "empty_queues" : "queues", o_.queues};
   const auto t = Clock::now();
-  StompLine line;
-  if (auto e = line.open(address_, o_, "")) {
+  BlockingStomp line;
+  if (auto e = line.open(address_, o_.vhost, o_.login, o_.passcode, "")) {
     r_.errors.push_back("queues: " + *e);
     return;
   }
@@ -272,11 +165,11 @@ void Destinations::make_queues() {
         std::vector<std::pair<std::string, std::string>> sub{{"destination", queue(i)}, {"id", "e"}};
         std::vector<std::pair<std::string, std::string>> unsub{{"id", "e"}};
         if (receipt) unsub.emplace_back("receipt", *receipt);
-        return frame("SUBSCRIBE", sub) + frame("UNSUBSCRIBE", unsub);
+        return stomp_frame("SUBSCRIBE", sub) + stomp_frame("UNSUBSCRIBE", unsub);
       }
       std::vector<std::pair<std::string, std::string>> h{{"destination", queue(i)}, {"persistent", "true"}};
       if (receipt) h.emplace_back("receipt", *receipt);
-      return frame("SEND", h, body);
+      return stomp_frame("SEND", h, body);
     });
     if (e) {
       r_.errors.push_back("queues: " + *e);
@@ -291,8 +184,8 @@ void Destinations::make_durable_subscriptions() {
   const auto before = memory();
   DestinationsStep step{"durable_subscriptions", o_.durable_subscriptions};
   const auto t = Clock::now();
-  StompLine line;
-  if (auto e = line.open(address_, o_, "bench-destinations")) {
+  BlockingStomp line;
+  if (auto e = line.open(address_, o_.vhost, o_.login, o_.passcode, "bench-destinations")) {
     r_.errors.push_back("durable subscriptions: " + *e);
     return;
   }
@@ -310,7 +203,7 @@ void Destinations::make_durable_subscriptions() {
     }
     std::vector<std::pair<std::string, std::string>> unsub{{"id", id}};
     if (receipt) unsub.emplace_back("receipt", *receipt);
-    return frame("SUBSCRIBE", sub) + frame("UNSUBSCRIBE", unsub);
+    return stomp_frame("SUBSCRIBE", sub) + stomp_frame("UNSUBSCRIBE", unsub);
   });
   if (e) {
     r_.errors.push_back("durable subscriptions: " + *e);
@@ -324,11 +217,11 @@ void Destinations::make_idle_consumers() {
   const auto before = memory();
   DestinationsStep step{"idle_consumers", o_.idle_consumers};
   const auto t = Clock::now();
-  std::vector<std::unique_ptr<StompLine>> lines;
+  std::vector<std::unique_ptr<BlockingStomp>> lines;
   for (std::uint64_t made = 0; made < o_.idle_consumers;) {
     const std::uint64_t n = std::min(kPerConnection, o_.idle_consumers - made);
-    lines.push_back(std::make_unique<StompLine>());
-    if (auto e = lines.back()->open(address_, o_, "")) {
+    lines.push_back(std::make_unique<BlockingStomp>());
+    if (auto e = lines.back()->open(address_, o_.vhost, o_.login, o_.passcode, "")) {
       r_.errors.push_back("idle consumers: " + *e);
       return;
     }
@@ -336,7 +229,7 @@ void Destinations::make_idle_consumers() {
       std::vector<std::pair<std::string, std::string>> h{
           {"destination", o_.queue_prefix + "bench.dest.idle"}, {"id", fmt::format("c{}", i)}, {"ack", "client"}};
       if (receipt) h.emplace_back("receipt", *receipt);
-      return frame("SUBSCRIBE", h);
+      return stomp_frame("SUBSCRIBE", h);
     });
     if (e) {
       r_.errors.push_back("idle consumers: " + *e);
@@ -357,13 +250,13 @@ void Destinations::restart() {
   if (!start(false)) return;
   step.seconds = *r_.restart_start_ms / 1000.0;
   if (o_.queues > 0 && !o_.empty_queues) {
-    StompLine line;
-    if (auto e = line.open(address_, o_, "")) {
+    BlockingStomp line;
+    if (auto e = line.open(address_, o_.vhost, o_.login, o_.passcode, "")) {
       r_.errors.push_back("after the restart: " + *e);
       return;
     }
     const std::string check = queue(o_.queues - 1);
-    (void)line.write(frame("SUBSCRIBE", {{"destination", check}, {"id", "check"}, {"ack", "auto"}}));
+    (void)line.write(stomp_frame("SUBSCRIBE", {{"destination", check}, {"id", "check"}, {"ack", "auto"}}));
     if (auto e = line.await_message()) {
       r_.errors.push_back("after the restart, no message in " + check + ": " + *e);
     } else {

@@ -72,18 +72,6 @@ std::string mqtt_packet(unsigned char first, const std::string& body) {
   return p + body;
 }
 
-std::string stomp_frame(std::string_view command, const std::vector<std::pair<std::string, std::string>>& headers,
-                        std::string_view body = {}) {
-  std::string f(command);
-  f += '\n';
-  for (const auto& [k, v] : headers) f += k + ":" + v + "\n";
-  if (!body.empty()) f += "content-length:" + std::to_string(body.size()) + "\n";
-  f += '\n';
-  f += body;
-  f.push_back('\0');
-  return f;
-}
-
 // Reads on a blocking socket until `done(buffer)` says the reply is complete; false on timeout or close.
 template <typename Done>
 bool read_until(int fd, std::string& in, Done done) {

@@ -7,10 +7,12 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -131,6 +133,104 @@ std::string log_tail(const fs::path& path) {
   const std::string& t = *text;
   std::size_t from = t.size() > 2000 ? t.size() - 2000 : 0;
   return "; its output ends: " + t.substr(from);
+}
+
+std::string stomp_frame(std::string_view command, const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::string_view body) {
+  std::string f(command);
+  f += '\n';
+  for (const auto& [k, v] : headers) f += k + ":" + v + "\n";
+  if (!body.empty()) f += "content-length:" + std::to_string(body.size()) + "\n";
+  f += '\n';
+  f += body;
+  f.push_back('\0');
+  return f;
+}
+
+std::optional<std::string> BlockingStomp::open(const Address& a, const std::string& vhost, const std::string& login,
+                                               const std::string& passcode, const std::string& client_id) {
+  fd_ = connect_to(a);
+  if (fd_ < 0) return std::string("connect: ") + std::strerror(errno);
+  std::string f = "CONNECT\naccept-version:1.2\nhost:" + vhost + "\nheart-beat:0,0\n";
+  if (!login.empty()) f += "login:" + login + "\npasscode:" + passcode + "\n";
+  if (!client_id.empty()) f += "client-id:" + client_id + "\n";
+  f += "\n";
+  f.push_back('\0');
+  if (!write_all(fd_, f)) return std::string("write: ") + std::strerror(errno);
+  std::string command;
+  if (auto e = next_frame(command, nullptr)) return e;
+  if (command != "CONNECTED") return "the broker answered CONNECT with " + command + ": " + last_;
+  return std::nullopt;
+}
+
+std::optional<std::string> BlockingStomp::await_receipt(const std::string& id) {
+  for (;;) {
+    std::string command, receipt;
+    if (auto e = next_frame(command, &receipt)) return e;
+    if (command == "RECEIPT" && receipt == id) return std::nullopt;
+    if (command == "MESSAGE") {
+      ++messages;
+      continue;
+    }
+    if (command == "ERROR") return "ERROR from the broker: " + last_;
+  }
+}
+
+std::optional<std::string> BlockingStomp::await_message() {
+  for (;;) {
+    std::string command;
+    if (auto e = next_frame(command, nullptr)) return e;
+    if (command == "MESSAGE") {
+      ++messages;
+      return std::nullopt;
+    }
+    if (command == "ERROR") return "ERROR from the broker: " + last_;
+  }
+}
+
+void BlockingStomp::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::optional<std::string> BlockingStomp::next_frame(std::string& command, std::string* receipt_id) {
+  const auto deadline = std::chrono::steady_clock::now() + reply_timeout_;
+  for (;;) {
+    while (!in_.empty() && (in_[0] == '\n' || in_[0] == '\r')) in_.erase(0, 1);  // heart-beats
+    const auto head_end = in_.find("\n\n");
+    if (head_end != std::string::npos) {
+      std::size_t body_end = std::string::npos;
+      const auto cl = in_.find("\ncontent-length:");
+      if (cl != std::string::npos && cl < head_end) {
+        std::size_t length = 0;
+        const char* from = in_.data() + cl + 16;
+        (void)std::from_chars(from, in_.data() + head_end, length);
+        if (in_.size() >= head_end + 2 + length + 1) body_end = head_end + 2 + length;
+      } else {
+        body_end = in_.find('\0', head_end);
+      }
+      if (body_end != std::string::npos) {
+        const std::string head = in_.substr(0, head_end);
+        command = head.substr(0, head.find('\n'));
+        if (receipt_id != nullptr) {
+          const auto r = head.find("\nreceipt-id:");
+          *receipt_id = r == std::string::npos ? "" : head.substr(r + 12, head.find('\n', r + 1) - r - 12);
+        }
+        last_ = in_.substr(0, std::min<std::size_t>(body_end, 500));
+        in_.erase(0, body_end + 1);
+        return std::nullopt;
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::string("no answer from the broker within the timeout");
+    timeval tv{static_cast<time_t>(left.count() / 1000), static_cast<suseconds_t>((left.count() % 1000) * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n == 0 ? std::string("closed by the broker") : std::string("read: ") + std::strerror(errno);
+    in_.append(buf, static_cast<std::size_t>(n));
+  }
 }
 
 std::optional<std::string> BrokerProcess::start(const std::vector<std::string>& argv, const fs::path& log) {
