@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,7 +50,6 @@ int run(const SelectorBacklogOptions& o) {
   };
   const std::string queue = fmt::format("/queue/bench.selector.{}.{}", ::getpid(),
                                         Clock::now().time_since_epoch().count() % 1000000);
-  std::vector<std::string> errors;
   BlockingStomp producer, consumer;
   const auto fail = [&](const std::string& what, const std::string& e) {
     std::fprintf(stderr, "carrier bench selector-backlog: %s: %s\n", what.c_str(), e.c_str());
