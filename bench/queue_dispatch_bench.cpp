@@ -48,8 +48,11 @@ void BM_SendWithUnmatchedBacklog(benchmark::State& state) {
 }
 
 MessagePtr make_tagged(std::uint64_t n, const char* region) {
-  auto m = make_message(n);
+  auto m = std::make_shared<Message>();
+  m->id = MessageId{1, n};
+  m->destination = {DestinationKind::queue, "q"};
   m->properties = {{"region", region}};
+  m->body = std::make_shared<const std::string>("x");
   return m;
 }
 

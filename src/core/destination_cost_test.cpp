@@ -79,7 +79,7 @@ constexpr std::int64_t kChunkOverhead = 16;
 // unintended growth fails here rather than in a user's RSS).
 constexpr std::int64_t kEmptyQueueBound = 1024;  // = OwnedQueues::kQueueOverheadBytes
 constexpr std::int64_t kDurableSubscriptionBound = 4096;
-constexpr std::int64_t kIdleConsumerBound = 1024;
+constexpr std::int64_t kIdleConsumerBound = 1280;
 
 struct Usage {
   std::int64_t bytes = g_live_bytes.load();
