@@ -40,6 +40,7 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
 void Queue::requeue(Entry entry) { push_ready(std::move(entry)); }
 
 void Queue::push_back_ready(Entry entry) {
+  note_expiry(*entry.message);
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
   lane_for(priority_index(*entry.message)).push_back(std::move(entry));
@@ -49,6 +50,7 @@ void Queue::push_ready(Entry entry) {
   auto& lane = lane_for(priority_index(*entry.message));
   auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
+  note_expiry(*entry.message);
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
   // Consumers that refused what was around it have not seen this one (or saw it before a
@@ -236,10 +238,24 @@ void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>
 void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
                                     std::vector<Dispatch>& out, std::vector<int>& batch_of) {
   auto& lane = *ready_[p];
+  // Where `seq` is (or would go) in the lane. Dispatch mostly looks near the tail (the consumers
+  // refused everything older), so this gallops from the back and searches only the last stretch:
+  // a binary search from the front of a million-entry lane costs some twenty cache misses on
+  // every dispatch, which made each matching message behind a large refused backlog cost twice
+  // what it costs behind none.
   const auto position = [&lane](std::uint64_t seq) {
-    return static_cast<std::size_t>(
-        std::lower_bound(lane.begin(), lane.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
-        lane.begin());
+    const auto before = [](const Entry& e, std::uint64_t s) { return e.seq < s; };
+    std::size_t hi = lane.size();  // every entry from hi on has a seq >= `seq`
+    for (std::size_t step = 1;; step *= 2) {
+      if (hi == 0) return std::size_t{0};
+      const std::size_t lo = hi > step ? hi - step : 0;
+      if (lane[lo].seq < seq) {
+        const auto from = lane.begin() + static_cast<std::ptrdiff_t>(lo + 1);
+        return static_cast<std::size_t>(
+            std::lower_bound(from, lane.begin() + static_cast<std::ptrdiff_t>(hi), seq, before) - lane.begin());
+      }
+      hi = lo;
+    }
   };
   std::size_t first_hole = lane.size();
   // Offer entries in lane order, jumping over every stretch that all consumers with credit have
@@ -310,6 +326,10 @@ bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
   std::vector<Entry> out;
+  // Nothing ready can have expired yet: the sweep (every second, on every queue) does not walk
+  // a backlog of messages without expiry, which cost a shard a fifth of its time per million.
+  if (now_ms < next_expiry_ms_) return out;
+  next_expiry_ms_ = kNoExpiry;
   for (auto& slot : ready_) {
     if (!slot) continue;
     auto& lane = *slot;
@@ -321,6 +341,7 @@ std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
       out.push_back(std::move(*it));
     }
     lane.erase(keep, lane.end());
+    for (const auto& e : lane) note_expiry(*e.message);
   }
   return out;
 }
@@ -349,6 +370,7 @@ std::vector<Queue::Entry> Queue::take_all() {
     for (auto& e : c->unacked.take_all()) out.push_back(std::move(e));
   }
   ready_count_ = 0;
+  next_expiry_ms_ = kNoExpiry;
   ready_bytes_ = 0;
   return out;
 }
