@@ -238,24 +238,10 @@ void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>
 void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vector<Entry>& expired_out,
                                     std::vector<Dispatch>& out, std::vector<int>& batch_of) {
   auto& lane = *ready_[p];
-  // Where `seq` is (or would go) in the lane. Dispatch mostly looks near the tail (the consumers
-  // refused everything older), so this gallops from the back and searches only the last stretch:
-  // a binary search from the front of a million-entry lane costs some twenty cache misses on
-  // every dispatch, which made each matching message behind a large refused backlog cost twice
-  // what it costs behind none.
   const auto position = [&lane](std::uint64_t seq) {
-    const auto before = [](const Entry& e, std::uint64_t s) { return e.seq < s; };
-    std::size_t hi = lane.size();  // every entry from hi on has a seq >= `seq`
-    for (std::size_t step = 1;; step *= 2) {
-      if (hi == 0) return std::size_t{0};
-      const std::size_t lo = hi > step ? hi - step : 0;
-      if (lane[lo].seq < seq) {
-        const auto from = lane.begin() + static_cast<std::ptrdiff_t>(lo + 1);
-        return static_cast<std::size_t>(
-            std::lower_bound(from, lane.begin() + static_cast<std::ptrdiff_t>(hi), seq, before) - lane.begin());
-      }
-      hi = lo;
-    }
+    return static_cast<std::size_t>(
+        std::lower_bound(lane.begin(), lane.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
+        lane.begin());
   };
   std::size_t first_hole = lane.size();
   // Offer entries in lane order, jumping over every stretch that all consumers with credit have
