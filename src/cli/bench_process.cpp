@@ -228,6 +228,9 @@ std::optional<std::string> BlockingStomp::next_frame(std::string& command, std::
     char buf[65536];
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return fmt::format("no answer from the broker within {} s", reply_timeout_.count());
+    }
     if (n <= 0) return n == 0 ? std::string("closed by the broker") : std::string("read: ") + std::strerror(errno);
     in_.append(buf, static_cast<std::size_t>(n));
   }
