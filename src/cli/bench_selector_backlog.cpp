@@ -98,7 +98,6 @@ int run(const SelectorBacklogOptions& o) {
     }
     return static_cast<double>(v[11] + v[12]) / static_cast<double>(::sysconf(_SC_CLK_TCK));
   };
-  const auto cpu_before = cpu();
   const auto subscribed = Clock::now();
   if (!consumer.write(stomp_frame("SUBSCRIBE", {{"destination", queue},
                                                 {"id", "s"},
@@ -108,7 +107,12 @@ int run(const SelectorBacklogOptions& o) {
     return fail("consumer", "write failed");
   }
   if (auto e = consumer.await_receipt("sub")) return fail("subscribing", *e);
+  // One matching message through first: the queue's first look at the backlog with the new
+  // selector (each refused message evaluated once) is over when it arrives, so the timed flow
+  // below is only the matching messages.
+  if (auto e = send(1, "eu", [&](std::uint64_t) { return consumer.await_message(); })) return fail("warm-up", *e);
   const double subscribe_s = since(subscribed);
+  const auto cpu_before = cpu();
   const auto flow_started = Clock::now();
   const std::uint64_t before = consumer.messages;
   auto receive = [&](std::uint64_t n) -> std::optional<std::string> {
@@ -121,7 +125,7 @@ int run(const SelectorBacklogOptions& o) {
   if (auto e = send(o.count, "eu", receive)) return fail("the matching flow", *e);
   const double flow_s = since(flow_started);
   const auto cpu_after = cpu();
-  const std::uint64_t received = consumer.messages - before;
+  const std::uint64_t received = consumer.messages - before;  // the warm-up message is not counted
   std::optional<double> cpu_s;
   if (cpu_before && cpu_after) cpu_s = *cpu_after - *cpu_before;
   progress(fmt::format("{} matching messages through in {:.3f} s", received, flow_s));
