@@ -36,7 +36,7 @@ void Service::metrics(core::Broker& here, std::function<void(std::string)> done)
             const auto broker = merge(std::move(s));
             const auto store = store_health();
             MetricsInput in{info_, uptime_seconds(), broker, store, memory_used(), memory_limit(), net::refusal_counts(),
-                            0, 0};
+                            0, 0, disk_};
             if (budget != nullptr) {
               in.refusals[static_cast<std::size_t>(net::Refusal::destinations)] += budget->refused();
               in.destinations = budget->count();

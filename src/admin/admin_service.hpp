@@ -14,6 +14,7 @@
 #include "admin/snapshot_cache.hpp"
 #include "admin/store_monitor.hpp"
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
 #include "core/memory_gauge.hpp"
 
 namespace carrier::admin {
@@ -45,6 +46,7 @@ class Service {
   void set_info(BrokerInfo info) { info_ = std::move(info); }
   void set_store(StoreMonitor* store) { store_ = store; }
   void set_memory(core::MemoryGauge* memory) { memory_ = memory; }
+  void set_disk_alarm(const core::DiskAlarm* disk) { disk_ = disk; }
   void set_recovered() { recovered_.store(true); }
   void set_listening() { listening_.store(true); }
   void set_stopping() { stopping_.store(true); }
@@ -59,6 +61,8 @@ class Service {
   StoreHealth store_health() const { return store_ != nullptr ? store_->health() : StoreHealth{}; }
   std::int64_t memory_used() const { return memory_ != nullptr ? memory_->used() : 0; }
   std::uint64_t memory_limit() const { return memory_ != nullptr ? memory_->limit() : 0; }
+  // [journal] disk_free_limit_bytes and the last reading; null when no disk is watched.
+  const core::DiskAlarm* disk_alarm() const { return disk_; }
   double uptime_seconds() const;
 
   // The Prometheus page, from a snapshot of its own (counters a scrape reads are never stale).
@@ -90,6 +94,7 @@ class Service {
   BrokerInfo info_;
   StoreMonitor* store_ = nullptr;
   core::MemoryGauge* memory_ = nullptr;
+  const core::DiskAlarm* disk_ = nullptr;
   std::atomic<bool> recovered_{false};
   std::atomic<bool> listening_{false};
   std::atomic<bool> stopping_{false};

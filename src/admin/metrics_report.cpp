@@ -136,6 +136,16 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
   out.scalar("carrier_memory_used_bytes", "gauge", "Bytes of messages and queues the broker holds",
              static_cast<double>(in.memory_used));
   out.scalar("carrier_memory_limit_bytes", "gauge", "core.memory_limit_bytes (0: no limit)", in.memory_limit);
+  if (in.disk != nullptr) {
+    out.scalar("carrier_disk_free_bytes", "gauge", "Free bytes on the store's disk at the last reading (once a second)",
+               static_cast<double>(in.disk->free_bytes()));
+    out.scalar("carrier_disk_free_limit_bytes", "gauge", "journal.disk_free_limit_bytes (0: off)",
+               static_cast<double>(in.disk->limit()));
+    out.scalar("carrier_disk_alarm", "gauge", "1 while free disk is under the limit and persistent publishers are held",
+               std::uint64_t{in.disk->holding() ? 1u : 0u});
+    out.scalar("carrier_disk_alarms_total", "counter", "Times the disk alarm went on since start",
+               static_cast<double>(in.disk->alarms()));
+  }
 
   out.histogram("carrier_publish_to_deliver_seconds",
                 "From the broker taking a message to its first delivery (millisecond resolution)",

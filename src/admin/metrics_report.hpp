@@ -8,6 +8,7 @@
 #include "admin/options.hpp"
 #include "admin/shard_snapshot.hpp"
 #include "admin/store_monitor.hpp"
+#include "core/disk_alarm.hpp"
 #include "net/refusals.hpp"
 
 namespace carrier::admin {
@@ -24,6 +25,8 @@ struct MetricsInput {
   std::array<std::uint64_t, net::kRefusalKinds> refusals{};
   std::uint64_t destinations = 0;      // queues and named subscriptions, all shards
   std::uint64_t max_destinations = 0;  // 0: no budget wired in
+  // [journal] disk_free_limit_bytes and its last reading; null: no disk watched (memory, postgres).
+  const core::DiskAlarm* disk = nullptr;
 };
 
 // The /metrics page (docs/metrics.md lists every family). Queue and subscription series only

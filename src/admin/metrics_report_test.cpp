@@ -34,6 +34,19 @@ TEST(MetricsReport, TotalsConnectionsAndMemory) {
   EXPECT_FALSE(has(text, "carrier_queue_depth"));  // no destinations configured
 }
 
+TEST(MetricsReport, TheDiskAlarmOnlyWhenADiskIsWatched) {
+  Fixture f;
+  EXPECT_FALSE(has(f.render({}), "carrier_disk_"));
+  core::DiskAlarm alarm(1000);
+  (void)alarm.update(10);
+  MetricsInput in{f.info, 5, f.broker, f.store, 100, 1000, {}, 0, 0, &alarm};
+  const auto text = render_metrics(in, {});
+  EXPECT_TRUE(has(text, "carrier_disk_free_bytes 10\n"));
+  EXPECT_TRUE(has(text, "carrier_disk_free_limit_bytes 1000\n"));
+  EXPECT_TRUE(has(text, "carrier_disk_alarm 1\n"));
+  EXPECT_TRUE(has(text, "carrier_disk_alarms_total 1\n"));
+}
+
 TEST(MetricsReport, RefusalsByReasonAndTheDestinationBudget) {
   Fixture f;
   MetricsInput in{f.info, 5, f.broker, f.store, 100, 1000, {}, 0, 0};

@@ -5,6 +5,8 @@
 
 #include "cli/bench.hpp"
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,9 @@
 #include <random>
 #include <thread>
 
+#include "cli/bench_destinations.hpp"
+#include "cli/bench_fanout.hpp"
+#include "cli/bench_selector_backlog.hpp"
 #include "cli/bench_footprint.hpp"
 #include "cli/bench_options.hpp"
 #include "cli/bench_report.hpp"
@@ -85,7 +90,17 @@ void progress_loop(const RunControl& control, const Workers& workers, const std:
   }
 }
 
+// Each connection is a descriptor (a fan-out to 10,000 subscribers is 10,000 of them): the soft
+// limit (often 1024) rises to the hard one.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  (void)::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 int run_bench(const Options& o) {
+  raise_open_files_limit();
   RunControl control(o);
   Workers w;
   const bool stomp = o.protocol == Protocol::stomp;
@@ -277,6 +292,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", raw->quiet, "No progress lines on stderr");
   cmd->callback([raw] { std::exit(run_command(*raw)); });
   add_footprint_command(*cmd);
+  add_destinations_command(*cmd);
+  add_fanout_command(*cmd);
+  add_selector_backlog_command(*cmd);
 }
 
 }  // namespace carrier::cli

@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "cli/bench_footprint.hpp"
+#include "cli/bench_process.hpp"
 #include "cli/commands.hpp"
 
 extern char** environ;
@@ -52,50 +53,6 @@ constexpr auto kStallTimeout = std::chrono::seconds(30);
 // Descriptors this process needs beyond the connections (stdio, epoll, probe, /proc reads).
 constexpr rlim_t kSpareDescriptors = 64;
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The broker and its descendants (RabbitMQ's start script runs the Erlang VM as a child).
-std::vector<int> process_tree(int root) {
-  std::multimap<int, int> children;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const auto stat = read_text(entry.path().string() + "/stat");
-    if (!stat) continue;
-    if (const auto ppid = parse_stat_ppid(*stat)) children.emplace(*ppid, std::stoi(name));
-  }
-  std::vector<int> tree{root};
-  for (std::size_t i = 0; i < tree.size(); ++i) {
-    auto [begin, end] = children.equal_range(tree[i]);
-    for (auto it = begin; it != end; ++it) tree.push_back(it->second);
-  }
-  return tree;
-}
-
-std::optional<MemorySample> read_memory(int pid) {
-  std::optional<MemorySample> total;
-  for (int p : process_tree(pid)) {
-    const auto text = read_text(fmt::format("/proc/{}/status", p));
-    if (!text) continue;
-    if (const auto one = parse_proc_status(*text)) {
-      if (!total) total = MemorySample{};
-      add(*total, *one);
-    }
-  }
-  return total;
-}
-
 std::optional<std::uint64_t> open_files_limit(int pid) {
   const auto text = read_text(fmt::format("/proc/{}/limits", pid));
   if (!text) return std::nullopt;
@@ -110,67 +67,6 @@ std::optional<std::uint64_t> open_files_limit(int pid) {
   } catch (...) {
     return std::nullopt;
   }
-}
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-struct Address {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
-  int family = AF_INET;
-};
-
-std::optional<Address> resolve_address(const std::string& host, std::uint16_t port) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || found == nullptr) {
-    return std::nullopt;
-  }
-  Address a;
-  std::memcpy(&a.storage, found->ai_addr, found->ai_addrlen);
-  a.length = found->ai_addrlen;
-  a.family = found->ai_family;
-  ::freeaddrinfo(found);
-  return a;
-}
-
-// A blocking connect (loopback: it completes or is refused at once). -1 with errno set.
-int connect_to(const Address& a) {
-  const int fd = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length) != 0) {
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    return -1;
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 // One handshake on a blocking socket, bounded by `timeout`.
@@ -198,15 +94,6 @@ HandshakeReply handshake(int fd, const FootprintOptions& o, const std::string& c
     reply = parse_handshake_reply(o.protocol, in);
   }
   return reply;
-}
-
-// The last lines of the started broker's output, for an error message.
-std::string log_tail(const fs::path& path) {
-  const auto text = read_text(path.string());
-  if (!text || text->empty()) return "";
-  const std::string& t = *text;
-  std::size_t from = t.size() > 2000 ? t.size() - 2000 : 0;
-  return "; its output ends: " + t.substr(from);
 }
 
 class Footprint {

@@ -13,12 +13,14 @@
 
 #include "auth/acl.hpp"
 #include "admin/admin_service.hpp"
+#include "admin/disk_guard.hpp"
 #include "admin/store_monitor.hpp"
 #include "auth/authenticator.hpp"
 #include "base/log_format.hpp"
 #include "base/logging.hpp"
 #include "config/config.hpp"
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
 #include "federation/protocol.hpp"
 #include "http/protocol.hpp"
 #include "net/asio.hpp"
@@ -132,6 +134,11 @@ int serve(const config::Flags& flags) {
   core::MemoryGauge memory(cfg->core.memory_limit_bytes);
   core::DestinationPressure pressure;
   core::DestinationBudget destinations(cfg->core.max_destinations);
+  // The stores that write to data_dir's disk watch its free space; PostgreSQL's disk is the
+  // server's, and the memory store writes nothing.
+  const bool watches_disk = cfg->store.kind == "log" || cfg->store.kind == "sqlite";
+  core::DiskAlarm disk_alarm(watches_disk ? cfg->store.disk_free_limit_bytes : 0);
+  admin::DiskGuard disk_guard(cfg->store.data_dir, disk_alarm);
   std::vector<std::unique_ptr<core::Broker>> brokers;
   for (unsigned i = 0; i < shards; ++i) {
     brokers.push_back(std::make_unique<core::Broker>(model::ShardId(i), pool, *store, cfg->core, core::Broker::Clock{},
@@ -143,6 +150,7 @@ int serve(const config::Flags& flags) {
     b->set_peers(peers);
     b->set_pressure(&pressure);
     b->set_destination_budget(&destinations);
+    if (watches_disk) b->set_disk_alarm(&disk_alarm);
   }
   // Producers paused at the memory limit, or at a full queue that blocks, read again once
   // consumers have drained enough (those still held back pause again at their next SEND).
@@ -156,6 +164,7 @@ int serve(const config::Flags& flags) {
   };
   memory.set_on_relief(resume_everywhere);
   pressure.set_on_relief(resume_everywhere);
+  disk_alarm.set_on_relief(resume_everywhere);
 
   // Each enabled TLS listener's context, built now so a bad certificate stops start-up.
   std::vector<std::shared_ptr<net::TlsServer>> tls_servers;
@@ -200,6 +209,7 @@ int serve(const config::Flags& flags) {
   protocols.add(mqtt::make_protocol(context, cfg->mqtt_listener, cfg->mqtt), std::move(*mqtt_tls));
   admin_service.set_store(monitor);
   admin_service.set_memory(&memory);
+  if (watches_disk) admin_service.set_disk_alarm(&disk_alarm);
   cfg->http.admin = &admin_service;
   protocols.add(http::make_protocol(context, cfg->http_listener, cfg->http), std::move(*https));
   auto federation = federation::make_protocol(context, pool, cfg->federation_listener, cfg->federation,
@@ -246,8 +256,23 @@ int serve(const config::Flags& flags) {
 
   ConfigReload config_reload(flags, *cfg, config::read_settings(flags.config_file).value_or(config::Settings{}), auth,
                              peers, pool);
+  if (watches_disk) config_reload.set_disk_alarm(&disk_alarm);
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
+  // The free disk is read once a second here, off the shards (a statvfs is cheap, but never one
+  // per message); the first reading is taken before any client is let in.
+  net::asio::steady_timer disk_timer(signals_context);
+  std::function<void(const boost::system::error_code&)> on_disk_timer = [&](const boost::system::error_code& ec) {
+    if (ec) return;
+    disk_guard.poll();
+    disk_timer.expires_after(std::chrono::seconds(1));
+    disk_timer.async_wait(on_disk_timer);
+  };
+  if (watches_disk) {
+    disk_guard.poll();
+    disk_timer.expires_after(std::chrono::seconds(1));
+    disk_timer.async_wait(on_disk_timer);
+  }
   int received_signal = 0;
   // SIGHUP re-reads what may change without a restart (the ACL; the TLS certificates and keys,
   // which open connections keep; log level and format, policies, users); SIGINT and SIGTERM stop.
@@ -256,10 +281,12 @@ int serve(const config::Flags& flags) {
     if (ec) return;
     if (sig != SIGHUP) {
       received_signal = sig;
+      disk_timer.cancel();  // so signals_context.run() returns
       return;
     }
     reload_acl(cfg->auth, auth.access());
     config_reload.reload();
+    if (watches_disk) disk_guard.poll();  // a new limit judged at once
     for (const auto& server : tls_servers) {
       if (auto st = server->reload(); !st) {
         log->error("SIGHUP: TLS certificate not reloaded, the old one stays in use: {}", st.error().detail);

@@ -54,6 +54,12 @@ void ConfigReload::reload() {
   }
   if (std::find(change.live.begin(), change.live.end(), "policy") != change.live.end()) apply_policies(*next);
   apply_users(*next);
+  if (disk_alarm_ != nullptr && next->store.disk_free_limit_bytes != running_.store.disk_free_limit_bytes) {
+    disk_alarm_->set_limit(next->store.disk_free_limit_bytes);
+    log()->info("SIGHUP: journal.disk_free_limit_bytes {} (was {})", next->store.disk_free_limit_bytes,
+                running_.store.disk_free_limit_bytes);
+    running_.store.disk_free_limit_bytes = next->store.disk_free_limit_bytes;
+  }
   for (const auto& key : change.restart) {
     log()->warn("SIGHUP: '{}' changed in {}, but cannot change while running: it takes effect at the next restart",
                 key, file);

@@ -6,12 +6,13 @@
 #include "config/config.hpp"
 #include "config/settings_diff.hpp"
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
 #include "net/shard_pool.hpp"
 
 namespace carrier::cli {
 
 // What SIGHUP changes without a restart (docs/configuration.md, "Reloading"): the log level and
-// format, the destination policies, the users (inline and the users file). The ACL and the TLS
+// format, the destination policies, the users (inline and the users file), the disk free limit. The ACL and the TLS
 // certificates reload beside it (serve.cpp). Every outcome is logged: what changed, what failed
 // and was kept, and each changed key that takes a restart.
 // Lifecycle: made by `carrier serve` once serving; outlives the signal handler.
@@ -28,6 +29,8 @@ class ConfigReload {
         pool_(pool) {}
 
   void reload();
+  // [journal] disk_free_limit_bytes changes live on this alarm (null: no disk limit is watched).
+  void set_disk_alarm(core::DiskAlarm* alarm) { disk_alarm_ = alarm; }
 
  private:
   void apply_policies(const config::Config& next);
@@ -39,6 +42,7 @@ class ConfigReload {
   auth::Authenticator& auth_;
   std::vector<core::Broker*> brokers_;
   net::ShardPool& pool_;
+  core::DiskAlarm* disk_alarm_ = nullptr;
 };
 
 }  // namespace carrier::cli

@@ -338,6 +338,8 @@ constexpr Key kJournalKeys[] = {
     {"segment_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 4096, kInt64Max), c.store.segment_bytes); }},
     {"fsync", [](const Field& f, Config& c) { return assign(read_bool(f), c.store.fsync); }},
+    {"disk_free_limit_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.store.disk_free_limit_bytes); }},
     {"recovery",
      [](const Field& f, Config& c) -> Status {
        auto name = read_name(f, kRecoveryModes);

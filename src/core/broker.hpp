@@ -62,6 +62,9 @@ class Broker {
   // Queues blocked by `overflow = "block"`, shared by every shard (serve wires one in).
   void set_pressure(DestinationPressure* pressure) { shard_.pressure = pressure; }
   DestinationPressure* pressure() const { return shard_.pressure; }
+  // Free disk under [journal] disk_free_limit_bytes holds persistent publishers (serve wires one in).
+  void set_disk_alarm(DiskAlarm* alarm) { shard_.disk = alarm; }
+  DiskAlarm* disk_alarm() const { return shard_.disk; }
   // The broker-wide cap on queues and named subscriptions, shared by every shard. Set before traffic.
   void set_destination_budget(DestinationBudget* budget) { shard_.destinations = budget; }
   // Told of consumers coming and going (federation's demand); null: nobody asks. Set before

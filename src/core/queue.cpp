@@ -40,6 +40,7 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
 void Queue::requeue(Entry entry) { push_ready(std::move(entry)); }
 
 void Queue::push_back_ready(Entry entry) {
+  note_expiry(*entry.message);
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
   lane_for(priority_index(*entry.message)).push_back(std::move(entry));
@@ -49,6 +50,7 @@ void Queue::push_ready(Entry entry) {
   auto& lane = lane_for(priority_index(*entry.message));
   auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
+  note_expiry(*entry.message);
   ready_bytes_ += entry.message->footprint();
   ++ready_count_;
   // Consumers that refused what was around it have not seen this one (or saw it before a
@@ -310,6 +312,10 @@ bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
   std::vector<Entry> out;
+  // Nothing ready can have expired yet: the sweep (every second, on every queue) does not walk
+  // a backlog of messages without expiry, which cost a shard a fifth of its time per million.
+  if (now_ms < next_expiry_ms_) return out;
+  next_expiry_ms_ = kNoExpiry;
   for (auto& slot : ready_) {
     if (!slot) continue;
     auto& lane = *slot;
@@ -321,6 +327,7 @@ std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
       out.push_back(std::move(*it));
     }
     lane.erase(keep, lane.end());
+    for (const auto& e : lane) note_expiry(*e.message);
   }
   return out;
 }
@@ -349,6 +356,7 @@ std::vector<Queue::Entry> Queue::take_all() {
     for (auto& e : c->unacked.take_all()) out.push_back(std::move(e));
   }
   ready_count_ = 0;
+  next_expiry_ms_ = kNoExpiry;
   ready_bytes_ = 0;
   return out;
 }

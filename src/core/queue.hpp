@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -118,6 +119,9 @@ class Queue {
 
   void push_ready(Entry entry);
   void push_back_ready(Entry entry);
+  void note_expiry(const model::Message& m) {
+    if (m.expires_ms != 0 && m.expires_ms < next_expiry_ms_) next_expiry_ms_ = m.expires_ms;
+  }
   ConsumerState* find(ConsumerId id);
   bool accepts(const ConsumerState& c, const model::Message& m) const;
   // Picks the consumer for `m` round-robin among those with credit that accept it; n if none.
@@ -147,6 +151,10 @@ class Queue {
   std::array<std::unique_ptr<Lane>, 10> ready_;  // index = priority; null until used
   std::size_t ready_count_ = 0;
   std::size_t ready_bytes_ = 0;
+  // No ready message expires before this (a lower bound: messages leaving do not raise it, the
+  // next sweep that walks does). kNoExpiry: none has an expiry.
+  static constexpr std::int64_t kNoExpiry = std::numeric_limits<std::int64_t>::max();
+  std::int64_t next_expiry_ms_ = kNoExpiry;
   std::uint64_t next_seq_ = 1;
   // By pointer: a consumer leaving shifts pointers, not their unacked logs (each move of one
   // allocated), so a queue thousands consume from lets them go in linear time.

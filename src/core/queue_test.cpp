@@ -464,5 +464,43 @@ TEST(Queue, TakeExpiredOldestAndAll) {
   EXPECT_EQ(q.ready_bytes(), 0u);
 }
 
+// The sweep skips a queue whose ready messages cannot have expired yet (it keeps a lower bound
+// of their expiry times): each message with an expiry is still taken once its time has come,
+// whichever way it arrived (enqueued, requeued after a nack) and whatever left before it.
+TEST(Queue, TakeExpiredFindsEachExpiryTheSkipMightHide) {
+  Queue q("queue:q");
+  q.enqueue(make(1));
+  q.enqueue(make(2, 4, 200));
+  EXPECT_TRUE(q.take_expired(199).empty());
+  auto gone = q.take_expired(200);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(*gone[0].message->body, "2");
+  EXPECT_TRUE(q.take_expired(1'000'000).empty());  // none left with an expiry
+  // An earlier expiry after a later one, and one that leaves by dispatch before its time.
+  q.enqueue(make(3, 4, 500));
+  q.enqueue(make(4, 0, 300));
+  EXPECT_TRUE(q.take_expired(299).empty());
+  gone = q.take_expired(300);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(*gone[0].message->body, "4");
+  gone = q.take_expired(500);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(*gone[0].message->body, "3");
+  // A delivered message with an expiry, nacked back into the queue, is swept in its turn.
+  q.add_consumer(consumer(1, 10));
+  q.enqueue(make(5, 4, 900));
+  std::vector<Queue::Entry> expired;
+  auto ds = q.dispatch(800, expired);
+  ASSERT_EQ(bodies(ds, 1), (std::vector<std::string>{"1", "5"}));
+  auto outcome = q.nack(ConsumerId(1), std::vector<std::uint64_t>{ds[0].batch[1].tag});
+  ASSERT_EQ(outcome.returned.size(), 1u);
+  (void)q.remove_consumer(ConsumerId(1));
+  q.requeue(std::move(outcome.returned[0]));
+  EXPECT_TRUE(q.take_expired(899).empty());
+  gone = q.take_expired(900);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(*gone[0].message->body, "5");
+}
+
 }  // namespace
 }  // namespace carrier::core

@@ -26,6 +26,7 @@
 namespace carrier::core {
 
 class Broker;
+class DiskAlarm;
 
 // What every part of one shard's Broker uses from its shard: who it is, the executor and the
 // other shards, the store, the clock, the options and policies, memory accounting, the one
@@ -48,6 +49,7 @@ struct ShardContext {
   MemoryGauge* const memory;
   DestinationPressure* pressure = nullptr;  // queues blocked by `overflow = "block"` (serve wires one in)
   DestinationBudget* destinations = nullptr;  // [limits] max_destinations (serve wires one in); null: none
+  DiskAlarm* disk = nullptr;  // [journal] disk_free_limit_bytes (serve wires one in); null: none
   std::vector<Broker*> peers;               // every shard's Broker, index = shard id; set before traffic
   // The destination policies in force; replace_policies swaps them (SIGHUP). A replaced table
   // is kept, not freed: queues hold pointers into the one they were made under

@@ -99,6 +99,17 @@ json to_json(const core::BrowsedMessage& b) {
   return out;
 }
 
+// The disk free limit ([journal] disk_free_limit_bytes) and its last reading; "watched": false
+// for the stores that write no local disk (memory, postgres).
+json disk_json(const core::DiskAlarm* disk) {
+  if (disk == nullptr) return json{{"watched", false}};
+  return json{{"watched", true},
+              {"free_bytes", disk->free_bytes()},
+              {"limit_bytes", disk->limit()},
+              {"alarm", disk->holding()},
+              {"alarms", disk->alarms()}};
+}
+
 double mean_ms(const core::LatencyHistogram& h) {
   return h.count() == 0 ? 0.0 : static_cast<double>(h.sum_ms) / static_cast<double>(h.count());
 }
@@ -235,6 +246,7 @@ void Session::route_admin_api(admin::Service& service, const std::vector<std::st
             {"failures", store.failures},
             {"commit_ms_mean", mean_ms(store.commit_latency)}}},
           {"memory", {{"used_bytes", service.memory_used()}, {"limit_bytes", service.memory_limit()}}},
+          {"disk", disk_json(service.disk_alarm())},
           {"messages",
            {{"published", c.published},
             {"delivered", c.delivered},

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include "net/refusals.hpp"
 #include "http/codec/batch.hpp"
 #include "http/codec/message_fields.hpp"
+#include "core/disk_alarm.hpp"
 #include "http/session.hpp"
 
 namespace carrier::http {
@@ -146,6 +149,14 @@ void Session::handle_send(const model::Destination& destination, const codec::Pa
     m->properties = std::move(fields->properties);
     m->body = std::make_shared<const std::string>(std::move(entries[i].body));
     messages.push_back(std::move(m));
+  }
+  // Free disk under [journal] disk_free_limit_bytes: persistent messages wait, as a STOMP or MQTT
+  // producer waits unread; an HTTP client is told to come back (it feels no TCP back-pressure).
+  if (const auto* disk = broker_.disk_alarm(); disk != nullptr && disk->holding() &&
+      std::any_of(messages.begin(), messages.end(), [](const model::MessagePtr& m) { return m->persistent; })) {
+    problem(429, "the store's disk is under its free-space limit (disk_free_limit_bytes); try again later",
+            "Retry-After: 1\r\n");
+    return;
   }
 
   if (*reply) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/logging.hpp"
+#include "core/disk_alarm.hpp"
 #include "mqtt/codec/encoder.hpp"
 #include "mqtt/message_mapping.hpp"
 #include "mqtt/reason_codes.hpp"
@@ -116,6 +117,14 @@ void Session::on_data(std::string& buffer) {
       // Past the memory limit: leave this PUBLISH unread and stop reading until consumers
       // drain (the relief resumes every connection; this one then decodes it again).
       log()->debug("{} memory limit reached: pausing this publisher", log_prefix());
+      pause_reading();
+      break;
+    }
+    if (const auto* p = std::get_if<codec::Publish>(&*r.packet);
+        p != nullptr && p->qos >= 1 && broker_.disk_alarm() != nullptr && broker_.disk_alarm()->holding()) {
+      // The store's disk is under [journal] disk_free_limit_bytes: a QoS 1/2 PUBLISH (persistent,
+      // message_mapping) waits unread until space returns; QoS 0 keeps flowing.
+      log()->debug("{} disk free limit reached: pausing this publisher", log_prefix());
       pause_reading();
       break;
     }

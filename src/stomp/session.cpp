@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/logging.hpp"
+#include "core/disk_alarm.hpp"
 #include "stomp/codec/encoder.hpp"
 #include "stomp/destination_name.hpp"
 
@@ -148,6 +149,14 @@ void Session::on_data(std::string& buffer) {
       pause_reading();
       break;
     }
+    if (step->frame->command == codec::Command::send && broker_.disk_alarm() != nullptr &&
+        broker_.disk_alarm()->holding() && is_persistent(*step->frame)) {
+      // The store's disk is under [journal] disk_free_limit_bytes: this persistent SEND waits
+      // unread until space returns (the alarm's relief resumes every connection).
+      log()->debug("{} disk free limit reached: pausing this producer", log_prefix());
+      pause_reading();
+      break;
+    }
     if (step->frame->command == codec::Command::send && sends_to_blocked_destination(*step->frame)) {
       // Its queue is full (overflow = "block") or its topic has a subscriber over its backlog:
       // leave this SEND unread until that drains.
@@ -164,6 +173,11 @@ void Session::on_data(std::string& buffer) {
   buffer.erase(0, offset);
   if (disconnecting_ || is_closing()) buffer.clear();
   flush();
+}
+
+bool Session::is_persistent(const codec::Frame& frame) {
+  const auto* flag = frame.header("persistent");
+  return flag != nullptr && *flag == "true";  // as send_headers reads it
 }
 
 bool Session::sends_to_blocked_destination(const codec::Frame& frame) const {

@@ -132,6 +132,7 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   // Whether a SEND names a destination whose producers are held back (core::DestinationPressure):
   // a queue full with overflow = "block", or a topic a slow subscriber is over its backlog on.
   bool sends_to_blocked_destination(const codec::Frame& frame) const;
+  static bool is_persistent(const codec::Frame& frame);
   // SEND frames of one read are routed as one batch; any other frame flushes them first.
   void flush_sends();
   // One message per destination of a composite SEND ("/queue/a,/topic/b"), sharing one body.

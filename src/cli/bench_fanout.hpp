@@ -1,0 +1,61 @@
+#pragma once
+
+// carrier bench fanout: topic fan-out to many subscribers (issue 17: deliveries/s and broker CPU
+// per delivery with 10,000 subscribers against 4). The subscribers are plain non-blocking
+// sockets on one epoll thread that count deliveries (a thread and a client per subscriber, as
+// the load workers have, would measure this process rather than the broker); one publisher
+// sends non-persistent messages (STOMP SEND, MQTT QoS 0 PUBLISH) as fast as the broker reads.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/bench_options.hpp"
+
+namespace carrier::cli::bench {
+
+struct FanoutOptions {
+  Protocol protocol = Protocol::stomp;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 61613;
+  unsigned subscribers = 10000;
+  std::uint64_t count = 100;     // messages published
+  std::size_t size = 256;        // body bytes
+  std::string topic = "bench.fanout";
+  std::optional<int> pid;        // the broker's: its CPU time is read around the run
+  double drain_timeout_s = 10;   // give up after this long without a delivery
+  std::string login, passcode, vhost;
+  bool json = false;
+  bool quiet = false;
+};
+
+struct FanoutResult {
+  std::string protocol, server;
+  unsigned subscribers = 0;
+  std::uint64_t published = 0;
+  std::uint64_t expected = 0;    // subscribers x published
+  std::uint64_t received = 0;
+  double subscribe_s = 0;        // connecting and subscribing them all
+  double publish_s = 0;          // first send to the broker's confirmation of the last
+  double deliver_s = 0;          // first send to the last delivery
+  std::optional<double> broker_cpu_s;  // utime + stime of --pid over the run
+  std::vector<std::string> errors;
+
+  double deliveries_per_s() const { return deliver_s > 0 ? static_cast<double>(received) / deliver_s : 0; }
+  std::optional<double> cpu_ns_per_delivery() const {
+    if (!broker_cpu_s || received == 0) return std::nullopt;
+    return *broker_cpu_s * 1e9 / static_cast<double>(received);
+  }
+};
+
+nlohmann::json to_json(const FanoutResult& r);
+std::string to_text(const FanoutResult& r);
+
+int run_fanout(const FanoutOptions& options);
+void add_fanout_command(CLI::App& bench);
+
+}  // namespace carrier::cli::bench

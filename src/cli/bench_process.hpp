@@ -1,0 +1,104 @@
+#pragma once
+
+// What the broker-measuring bench modes (footprint, destinations) share: reading a process
+// tree's memory from /proc, plain blocking loopback sockets, and a broker started as a child
+// process (its own process group, output to a log file) that can be stopped and started again.
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/bench_footprint.hpp"
+
+namespace carrier::cli::bench {
+
+double ms_since(std::chrono::steady_clock::time_point start);
+std::optional<std::string> read_text(const std::string& path);
+// The broker and its descendants (RabbitMQ's start script runs the Erlang VM as a child).
+std::vector<int> process_tree(int root);
+// VmRSS and friends summed over process_tree(pid); nullopt if none could be read.
+std::optional<MemorySample> read_memory(int pid);
+std::uint16_t free_port();
+
+struct Address {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  int family = AF_INET;
+};
+std::optional<Address> resolve_address(const std::string& host, std::uint16_t port);
+// A blocking connect (loopback: it completes or is refused at once). -1 with errno set.
+int connect_to(const Address& a);
+bool write_all(int fd, std::string_view data);
+// The last lines of a broker's output file, for an error message ("; its output ends: ...").
+std::string log_tail(const std::filesystem::path& path);
+
+// A STOMP frame: command, headers as given (no escaping: bench names need none), content-length
+// when there is a body, NUL.
+std::string stomp_frame(std::string_view command, const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::string_view body = {});
+
+// One blocking STOMP 1.2 connection (heart-beats off) that writes frames and waits for a RECEIPT
+// or a MESSAGE, each wait bounded by `reply_timeout`. Errors are sentences.
+// Runs on: the thread that uses it.
+class BlockingStomp {
+ public:
+  explicit BlockingStomp(std::chrono::seconds reply_timeout = std::chrono::seconds(120))
+      : reply_timeout_(reply_timeout) {}
+  BlockingStomp(const BlockingStomp&) = delete;
+  BlockingStomp& operator=(const BlockingStomp&) = delete;
+  ~BlockingStomp() { close(); }
+
+  // CONNECT (with `client_id` unless empty) and wait for CONNECTED.
+  std::optional<std::string> open(const Address& a, const std::string& vhost, const std::string& login,
+                                  const std::string& passcode, const std::string& client_id);
+  bool write(std::string_view frames) { return write_all(fd_, frames); }
+  // Reads frames until RECEIPT `id`; MESSAGEs on the way are counted in `messages`.
+  std::optional<std::string> await_receipt(const std::string& id);
+  // Reads frames until a MESSAGE (counted in `messages`).
+  std::optional<std::string> await_message();
+  void close();
+
+  std::uint64_t messages = 0;
+
+ private:
+  // The next frame's command (and receipt-id); an error on timeout or close.
+  std::optional<std::string> next_frame(std::string& command, std::string* receipt_id);
+
+  std::chrono::seconds reply_timeout_;
+  int fd_ = -1;
+  std::string in_;
+  std::string last_;
+};
+
+// A broker run as a child: `argv` exec'd in its own process group, stdout and stderr to `log`.
+// Runs on: the bench's main thread.
+class BrokerProcess {
+ public:
+  BrokerProcess() = default;
+  BrokerProcess(const BrokerProcess&) = delete;
+  BrokerProcess& operator=(const BrokerProcess&) = delete;
+  ~BrokerProcess() { (void)stop(); }
+
+  // Starts it; the error says why not.
+  std::optional<std::string> start(const std::vector<std::string>& argv, const std::filesystem::path& log);
+  // Whether it still runs (reaps it if it exited).
+  bool alive();
+  // SIGTERM to the group, then SIGKILL after `grace`; false if it had to be killed.
+  bool stop(std::chrono::seconds grace = std::chrono::seconds(30));
+  int pid() const { return pid_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace carrier::cli::bench
