@@ -33,7 +33,7 @@ void expect_defaults(const Config& c) {
   EXPECT_EQ(c.store.data_dir, "carrier-data");
   EXPECT_EQ(c.store.segment_bytes, 64ull << 20);
   EXPECT_TRUE(c.store.fsync);
-  EXPECT_EQ(c.store.disk_free_limit_bytes, 1ull << 30);
+  EXPECT_EQ(c.store.disk_free_limit_bytes, 64ull << 20);
   EXPECT_EQ(c.store.recovery, store::RecoveryMode::strict);
   EXPECT_EQ(c.store.sqlite_synchronous, store::SqliteSynchronous::full);
   EXPECT_EQ(c.store.postgres_url, "");

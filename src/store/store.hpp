@@ -55,8 +55,9 @@ struct Options {
   SqliteSynchronous sqlite_synchronous = SqliteSynchronous::full;  // sqlite: data_dir/carrier.sqlite
   std::string postgres_url;                   // postgres: libpq URI or key=value string (required)
   std::string postgres_schema = "carrier";    // postgres: the schema holding Carrier's tables
-  // log, sqlite: free space on data_dir's disk under this holds persistent publishers; 0 = off
-  std::uint64_t disk_free_limit_bytes = 1ull << 30;
+  // log, sqlite: free space on data_dir's disk under this holds persistent publishers; 0 = off.
+  // One default journal segment: the room the journal needs to roll once more.
+  std::uint64_t disk_free_limit_bytes = 64ull << 20;
 };
 
 // The one asynchronous persistence interface. Lifecycle: open() → recover() → start() →
