@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "cli/bench_process.hpp"
+#include "cli/bench_client_flags.hpp"
 #include "cli/commands.hpp"
 
 namespace carrier::cli::bench {
@@ -422,11 +423,7 @@ void add_destinations_command(CLI::App& bench) {
   cmd->add_flag("--no-restart", raw->no_restart, "Do not restart the broker at the end");
   cmd->add_option("--store", raw->o.store, "This carrier's --store (default log)");
   cmd->add_option("--settle", raw->o.settle_s, "Seconds to wait before each memory reading (default 1)");
-  cmd->add_option("--login", raw->o.login, "STOMP login");
-  cmd->add_option("--passcode", raw->o.passcode, "STOMP passcode");
-  cmd->add_option("--vhost", raw->o.vhost, "STOMP CONNECT host header (default: the --server host)");
-  cmd->add_flag("--json", raw->o.json, "Print the result as one JSON object on stdout");
-  cmd->add_flag("-q,--quiet", raw->o.quiet, "No progress lines on stderr");
+  add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, false);
   cmd->callback([raw] {
     DestinationsOptions o = raw->o;
     auto usage = [](const std::string& message) {

@@ -17,6 +17,7 @@
 
 #include "cli/bench_footprint.hpp"
 #include "cli/bench_process.hpp"
+#include "cli/bench_client_flags.hpp"
 #include "cli/commands.hpp"
 
 namespace carrier::cli::bench {
@@ -374,11 +375,7 @@ void add_fanout_command(CLI::App& bench) {
   cmd->add_option("--topic", raw->o.topic, "Topic name, without /topic/ (default bench.fanout)");
   cmd->add_option("--pid", raw->pid, "The broker's process id: its CPU time per delivery is reported");
   cmd->add_option("--drain-timeout", raw->o.drain_timeout_s, "Give up after this long without a delivery (10 s)");
-  cmd->add_option("--login", raw->o.login, "STOMP login / MQTT user name");
-  cmd->add_option("--passcode", raw->o.passcode, "STOMP passcode / MQTT password");
-  cmd->add_option("--vhost", raw->o.vhost, "STOMP CONNECT host header (default: the --server host)");
-  cmd->add_flag("--json", raw->o.json, "Print the result as one JSON object on stdout");
-  cmd->add_flag("-q,--quiet", raw->o.quiet, "No progress lines on stderr");
+  add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, true);
   cmd->callback([raw] {
     FanoutOptions o = raw->o;
     auto usage = [](const std::string& message) {

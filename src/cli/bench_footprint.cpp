@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/bench_client_flags.hpp"
 #include "cli/commands.hpp"
 
 namespace carrier::cli::bench {
@@ -306,11 +307,7 @@ void add_footprint_command(CLI::App& bench) {
   cmd->add_option("--connections", raw->o.connections, "Idle connections to open (default 10000)");
   cmd->add_option("--settle", raw->o.settle_s, "Seconds to wait before each memory reading (default 1)");
   cmd->add_option("--start-timeout", raw->o.start_timeout_s, "Give up if not accepting after this (default 60 s)");
-  cmd->add_option("--login", raw->o.login, "STOMP login / MQTT user name");
-  cmd->add_option("--passcode", raw->o.passcode, "STOMP passcode / MQTT password");
-  cmd->add_option("--vhost", raw->o.vhost, "STOMP CONNECT host header (default: the --server host)");
-  cmd->add_flag("--json", raw->o.json, "Print the result as one JSON object on stdout");
-  cmd->add_flag("-q,--quiet", raw->o.quiet, "No progress lines on stderr");
+  add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, true);
   cmd->callback([raw] {
     FootprintOptions o = raw->o;
     auto usage = [](const std::string& message) {

@@ -15,6 +15,7 @@
 
 #include "cli/bench_options.hpp"
 #include "cli/bench_process.hpp"
+#include "cli/bench_client_flags.hpp"
 #include "cli/commands.hpp"
 
 namespace carrier::cli::bench {
@@ -171,11 +172,7 @@ void add_selector_backlog_command(CLI::App& bench) {
   cmd->add_option("--size", raw->o.size, "Body bytes (default 64)");
   cmd->add_flag("--persistent", raw->o.persistent, "Send persistent messages");
   cmd->add_option("--pid", raw->pid, "The broker's process id: its CPU time over the matching flow is reported");
-  cmd->add_option("--login", raw->o.login, "STOMP login");
-  cmd->add_option("--passcode", raw->o.passcode, "STOMP passcode");
-  cmd->add_option("--vhost", raw->o.vhost, "STOMP CONNECT host header (default: the --server host)");
-  cmd->add_flag("--json", raw->o.json, "Print the result as one JSON object on stdout");
-  cmd->add_flag("-q,--quiet", raw->o.quiet, "No progress lines on stderr");
+  add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, false);
   cmd->callback([raw] {
     SelectorBacklogOptions o = raw->o;
     if (!raw->server.empty()) {
