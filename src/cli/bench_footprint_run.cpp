@@ -9,7 +9,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -32,8 +31,6 @@
 #include "cli/bench_footprint.hpp"
 #include "cli/bench_process.hpp"
 #include "cli/commands.hpp"
-
-extern char** environ;
 
 namespace carrier::cli::bench {
 
@@ -237,27 +234,10 @@ bool Footprint::start_broker() {
   }
   address_ = *a;
 
-  std::vector<char*> args;
-  for (auto& s : argv) args.push_back(s.data());
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, broker_log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group: stopping it reaches every process it started.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
   progress("starting: " + r_.command);
   start_ = Clock::now();
-  const int rc = ::posix_spawn(&child_, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    child_ = -1;
-    r_.errors.push_back(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  if (auto error = spawn_in_own_group(argv, broker_log_, LogMode::truncate, child_)) {
+    r_.errors.push_back(std::move(*error));
     return false;
   }
   r_.pid = child_;

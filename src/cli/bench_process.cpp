@@ -236,7 +236,8 @@ std::optional<std::string> BlockingStomp::next_frame(std::string& command, std::
   }
 }
 
-std::optional<std::string> BrokerProcess::start(const std::vector<std::string>& argv, const fs::path& log) {
+std::optional<std::string> spawn_in_own_group(const std::vector<std::string>& argv, const fs::path& log,
+                                              LogMode mode, pid_t& pid) {
   std::vector<std::string> copy = argv;
   std::vector<char*> args;
   for (auto& s : copy) args.push_back(s.data());
@@ -244,22 +245,27 @@ std::optional<std::string> BrokerProcess::start(const std::vector<std::string>& 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                   O_WRONLY | O_CREAT | (mode == LogMode::append ? O_APPEND : O_TRUNC), 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // Its own process group: stopping it reaches every process it started.
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  started_ = std::chrono::steady_clock::now();
-  const int rc = ::posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    pid_ = -1;
+    pid = -1;
     return fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
   }
   return std::nullopt;
+}
+
+std::optional<std::string> BrokerProcess::start(const std::vector<std::string>& argv, const fs::path& log) {
+  started_ = std::chrono::steady_clock::now();
+  return spawn_in_own_group(argv, log, LogMode::append, pid_);
 }
 
 bool BrokerProcess::alive() {

@@ -80,6 +80,13 @@ class BlockingStomp {
 
 // A broker run as a child: `argv` exec'd in its own process group, stdout and stderr to `log`.
 // Runs on: the bench's main thread.
+enum class LogMode { append, truncate };
+
+// Starts argv[0] (argv[0] is a path) in a process group of its own, with stdin from /dev/null
+// and stdout and stderr into `log`. Sets `pid` (-1 on failure); the error says why not.
+std::optional<std::string> spawn_in_own_group(const std::vector<std::string>& argv,
+                                              const std::filesystem::path& log, LogMode mode, pid_t& pid);
+
 class BrokerProcess {
  public:
   BrokerProcess() = default;
