@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from helpers.broker import free_port
-from helpers.http import basic, receive, request, send
+from helpers.http import assert_problem, basic, receive, request, send
 from helpers.users import broker_with_users
 from helpers.wait import wait_for
 
@@ -23,12 +23,6 @@ def get(port, path, **kw):
     r = request(port, "GET", path, **kw)
     assert r.status == 200, r
     return r.json()
-
-
-def assert_problem(r, status):
-    assert r.status == status, r
-    assert r.headers["content-type"] == "application/problem+json", r
-    assert r.json()["status"] == status and r.json()["detail"], r
 
 
 def test_overview(broker):

@@ -7,7 +7,7 @@ import json
 import threading
 import uuid
 
-from helpers.http import receive, request, send
+from helpers.http import assert_problem, receive, request, send
 from helpers.wait import wait_for
 
 
@@ -26,12 +26,6 @@ def get(port, path):
     r = request(port, "GET", path)
     assert r.status == 200, r
     return r.json()
-
-
-def assert_problem(r, status):
-    assert r.status == status, r
-    assert r.headers["content-type"] == "application/problem+json", r
-    assert r.json()["status"] == status and r.json()["detail"], r
 
 
 def test_a_queue_by_its_exact_name(broker):

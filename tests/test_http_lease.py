@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from helpers.http import request, send
+from helpers.http import assert_problem, request, send
 from helpers.reliable import config, policy
 from helpers.wait import wait_for
 
@@ -38,12 +38,6 @@ def end(port, lease_id, action="ack", query=""):
 def end_batch(port, ids, action="ack", query=""):
     return request(port, "POST", f"/v1/leases/{action}{query}", body=json.dumps(ids),
                    headers={"Content-Type": "application/json"})
-
-
-def assert_problem(r, status):
-    assert r.status == status, r
-    assert r.headers["content-type"] == "application/problem+json", r
-    assert r.json()["status"] == status and r.json()["detail"], r
 
 
 def test_leased_messages_are_invisible_until_acked_or_nacked(broker):

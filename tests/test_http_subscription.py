@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from helpers.http import request, send
+from helpers.http import assert_problem, request, send
 from helpers.reliable import config, core
 from helpers.wait import wait_for
 
@@ -27,12 +27,6 @@ def poll(port, name, query="max=10&wait=5s"):
     r = request(port, "GET", f"/v1/subscriptions/{name}/messages?{query}")
     assert r.status in (200, 204), r
     return [] if r.status == 204 else r.json()
-
-
-def assert_problem(r, status):
-    assert r.status == status, r
-    assert r.headers["content-type"] == "application/problem+json", r
-    assert r.json()["status"] == status and r.json()["detail"], r
 
 
 def test_create_describe_poll_delete(broker):

@@ -41,6 +41,13 @@ def request(port, method, path, body=None, headers=None, timeout=10.0, conn=None
             c.close()
 
 
+def assert_problem(r, status):
+    """`r` is an RFC 9457 problem-details answer with this status and a detail."""
+    assert r.status == status, r
+    assert r.headers["content-type"] == "application/problem+json", r
+    assert r.json()["status"] == status and r.json()["detail"], r
+
+
 def send(port, name, body, kind="queues", headers=None, query="", **kw):
     r = request(port, "POST", f"/v1/{kind}/{name}/messages{query}", body=body, headers=headers, **kw)
     assert r.status == 201, r
