@@ -33,6 +33,10 @@ class StoreMonitor final : public store::Store {
 
   Status open() override { return inner_->open(); }
   Status recover(const std::function<void(store::RecoveredMessage)>& visit) override { return inner_->recover(visit); }
+  Status recover(const store::RecoverOptions& options,
+                 const std::function<void(store::RecoveredMessage)>& visit) override {
+    return inner_->recover(options, visit);
+  }
   void start() override { inner_->start(); }
   void append(store::Batch batch, store::DurableCallback on_durable) override;
   void append_located(store::Batch batch, store::LocatedCallback on_durable) override;

@@ -70,10 +70,26 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
+// What the core keeps of a message whose body and headers stay in the store (a paged entry):
+// enough to order, expire, schedule and account for it. The rest is read back by location.
+struct MessageSummary {
+  model::MessageId id;
+  std::uint8_t priority = 4;
+  bool persistent = true;
+  std::int64_t timestamp_ms = 0;
+  std::int64_t expires_ms = 0;     // 0 = never
+  std::int64_t deliver_at_ms = 0;  // 0 = now
+  std::uint32_t footprint = 0;     // model::Message::footprint() once read back
+};
+
 // What recovery hands back for each message still live (added and never acked), in append order.
+// With RecoverOptions::summary_only, a backend that can (the journal, from its checkpointed
+// index) hands back only `summary` and leaves `message` null; otherwise `message` is set and
+// `summary` may be left empty.
 struct RecoveredMessage {
   std::string queue;
-  model::MessagePtr message;
+  model::MessagePtr message;         // null: only the summary was recovered
+  MessageSummary summary;            // meaningful when message is null
   std::uint32_t delivery_count = 0;  // > 0: it had been delivered before the restart
   Location location;                 // where it is stored: Store::read gets it back
 };

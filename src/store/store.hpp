@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,13 @@ using ReadCallback = std::function<void(std::vector<Result<model::MessagePtr>>)>
 
 enum class RecoveryMode { strict, skip_corrupt };
 
+// What the caller of recover() lets the backend leave in the store.
+struct RecoverOptions {
+  // True for a queue whose messages may come back as summaries only (RecoveredMessage::message
+  // null), to be read back by location when needed. Unset: every message is read in full.
+  std::function<bool(std::string_view queue)> summary_only;
+};
+
 // sqlite: PRAGMA synchronous. full syncs the WAL at every commit (a confirmed message survives
 // a power cut); normal syncs only at checkpoints (survives a process crash, not a power cut).
 enum class SqliteSynchronous { off, normal, full };
@@ -72,6 +80,12 @@ class Store {
   virtual Status open() = 0;
   // Visits every live message in append order. Called once, before start().
   virtual Status recover(const std::function<void(RecoveredMessage)>& visit) = 0;
+  // recover() that may hand back summaries for the queues options.summary_only names. The
+  // default reads every message in full.
+  virtual Status recover(const RecoverOptions& options, const std::function<void(RecoveredMessage)>& visit) {
+    (void)options;
+    return recover(visit);
+  }
   virtual void start() = 0;
   virtual void append(Batch batch, DurableCallback on_durable) = 0;
   // append() that reports locations. The default (a store that keeps no locations, such as a
