@@ -8,10 +8,29 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   list(APPEND CARRIER_WARNINGS -Wno-mismatched-new-delete)
 endif()
 
+# Unity builds: a module's sources compile in batches, so the Boost.Asio, Beast, JSON and CLI11
+# code most of them include is parsed and instantiated once per batch instead of once per file
+# (a batch of six HTTP handlers: about a third of their separate compiles). File-local names must
+# therefore be unique within a module. Off: every file on its own, as an editor's tooling sees it.
+option(CARRIER_UNITY_BUILD "Compile each module's sources in batches" ON)
+set(CARRIER_UNITY_BATCH 8 CACHE STRING "Source files per unity batch")
+
+function(carrier_unity target)
+  if(CARRIER_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${CARRIER_UNITY_BATCH})
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      # In a batch every source is an included file, so g++'s check meant for headers (a class
+      # with a member of a file-local type) fires on the sources' own file-local types.
+      target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+    endif()
+  endif()
+endfunction()
+
 # carrier_library(NAME SOURCES ... DEPS ...)
 function(carrier_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
+  carrier_unity(${name})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
@@ -31,6 +50,7 @@ function(carrier_test name)
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} EXCLUDE_FROM_ALL ${ARG_SOURCES})
+  carrier_unity(${name})
   add_dependencies(unit_tests ${name})
   target_compile_options(${name} PRIVATE ${CARRIER_WARNINGS})
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -10,7 +10,7 @@ using ::testing::HasSubstr;
 
 const std::string kDigest(64, 'a');
 
-std::string error_of(std::string_view text) {
+std::string token_error_of(std::string_view text) {
   auto parsed = parse_token_file(text, "tokens.txt");
   if (parsed) {
     ADD_FAILURE() << "parsed, expected an error:\n" << text;
@@ -40,13 +40,13 @@ TEST(TokenFileTest, LineRoundTrips) {
 }
 
 TEST(TokenFileTest, RefusesBadLinesNamingTheLine) {
-  EXPECT_THAT(error_of("alice\n"), HasSubstr("USER:EXPIRES:SHA256 in tokens.txt:1"));
-  EXPECT_THAT(error_of("\nalice:" + kDigest + "\n"), HasSubstr("tokens.txt:2"));
-  EXPECT_THAT(error_of("alice:soon:" + kDigest), HasSubstr("epoch seconds"));
-  EXPECT_THAT(error_of("alice:-1:" + kDigest), HasSubstr("epoch seconds"));
-  EXPECT_THAT(error_of("alice:0:" + std::string(63, 'a')), HasSubstr("SHA-256"));
-  EXPECT_THAT(error_of("alice:0:" + std::string(64, 'A')), HasSubstr("SHA-256"));
-  EXPECT_THAT(error_of(":0:" + kDigest), HasSubstr("tokens.txt:1"));
+  EXPECT_THAT(token_error_of("alice\n"), HasSubstr("USER:EXPIRES:SHA256 in tokens.txt:1"));
+  EXPECT_THAT(token_error_of("\nalice:" + kDigest + "\n"), HasSubstr("tokens.txt:2"));
+  EXPECT_THAT(token_error_of("alice:soon:" + kDigest), HasSubstr("epoch seconds"));
+  EXPECT_THAT(token_error_of("alice:-1:" + kDigest), HasSubstr("epoch seconds"));
+  EXPECT_THAT(token_error_of("alice:0:" + std::string(63, 'a')), HasSubstr("SHA-256"));
+  EXPECT_THAT(token_error_of("alice:0:" + std::string(64, 'A')), HasSubstr("SHA-256"));
+  EXPECT_THAT(token_error_of(":0:" + kDigest), HasSubstr("tokens.txt:1"));
 }
 
 }  // namespace

@@ -337,7 +337,7 @@ int Destinations::run() {
   return r_.errors.empty() ? kExitOk : kExitFailure;
 }
 
-nlohmann::json sample_json(const std::optional<MemorySample>& m) {
+nlohmann::json memory_json(const std::optional<MemorySample>& m) {
   if (!m) return nullptr;
   return {{"rss_kib", m->rss_kib}, {"anon_kib", m->anon_kib}, {"processes", m->processes}};
 }
@@ -355,7 +355,7 @@ nlohmann::json to_json(const DestinationsResult& r) {
     steps.push_back({{"name", s.name},
                      {"count", s.count},
                      {"seconds", s.seconds},
-                     {"after", sample_json(s.after)},
+                     {"after", memory_json(s.after)},
                      {"bytes_each", maybe(s.bytes_each)}});
   }
   return {{"mode", "destinations"},
@@ -364,7 +364,7 @@ nlohmann::json to_json(const DestinationsResult& r) {
           {"start_ms", maybe(r.start_ms)},
           {"restart_listen_ms", maybe(r.restart_listen_ms)},
           {"restart_start_ms", maybe(r.restart_start_ms)},
-          {"idle", sample_json(r.idle)},
+          {"idle", memory_json(r.idle)},
           {"steps", steps},
           {"recovered_message", r.recovered_message},
           {"errors", r.errors}};

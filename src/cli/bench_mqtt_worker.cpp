@@ -13,10 +13,10 @@ namespace {
 
 // Receipts, acknowledgements and the final DISCONNECT receipt: a broker working through a
 // backlog is slow, not broken, so this is generous; a run stays bounded all the same.
-constexpr std::chrono::milliseconds kTimeout{60'000};
+constexpr std::chrono::milliseconds kMqttTimeout{60'000};
 // Encoded messages a producer may have waiting for the socket: small, so a producer cannot run
 // far ahead of a slow broker (the kernel's socket buffers add about as much again).
-constexpr std::size_t kMaxBuffered = 1u << 20;
+constexpr std::size_t kMqttMaxBuffered = 1u << 20;
 
 std::string run_hex(const Options& o) {
   char text[16];
@@ -33,8 +33,8 @@ client::MqttConnectOptions connect_options(const Options& o, std::string client_
   }
   c.tls = o.tls;
   c.version = o.mqtt_v5 ? mqtt::codec::Version::v5 : mqtt::codec::Version::v3_1_1;
-  c.timeout = kTimeout;
-  c.max_buffered_bytes = kMaxBuffered;
+  c.timeout = kMqttTimeout;
+  c.max_buffered_bytes = kMqttMaxBuffered;
   c.max_in_flight = static_cast<std::uint16_t>(std::max(1u, std::min(o.receipts, 65534u)));
   if (o.websocket) c.websocket_path = "/ws";
   return c;

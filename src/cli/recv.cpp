@@ -37,12 +37,12 @@ struct RecvArgs {
   net::TlsClientOptions tls;
 };
 
-int fail(const std::string& message) {
+int recv_failed(const std::string& message) {
   std::fprintf(stderr, "carrier recv: %s\n", message.c_str());
   return kExitFailure;
 }
 
-int usage(const std::string& message) {
+int recv_usage(const std::string& message) {
   std::fprintf(stderr, "carrier recv: %s\n", message.c_str());
   return kExitUsage;
 }
@@ -65,9 +65,9 @@ void print(const client::Message& message, bool with_headers) {
 
 int run_recv(const RecvArgs& args) {
   auto mode = client::parse_ack_mode(args.ack);
-  if (!mode) return usage("--ack must be auto, client or client-individual");
+  if (!mode) return recv_usage("--ack must be auto, client or client-individual");
   auto server = client::parse_server_address(args.server, 61613);
-  if (!server) return usage("--server: " + server.error().detail);
+  if (!server) return recv_usage("--server: " + server.error().detail);
   const auto* endpoint = &server->endpoint;
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(args.timeout_s * 1000));
 
@@ -80,7 +80,7 @@ int run_recv(const RecvArgs& args) {
   connect_options.timeout = std::max(timeout, std::chrono::milliseconds(1000));
   client::StompClient client;
   if (auto s = client.connect(endpoint->host, endpoint->port, connect_options); !s) {
-    return fail("cannot connect to " + args.server + ": " + s.error().to_string());
+    return recv_failed("cannot connect to " + args.server + ": " + s.error().to_string());
   }
 
   client::SubscribeOptions subscribe;
@@ -93,25 +93,25 @@ int run_recv(const RecvArgs& args) {
   if (args.count > 0) subscribe.prefetch = static_cast<unsigned>(std::min(args.count, kMaxPrefetch));
   const std::string destination = client::normalize_destination(args.destination);
   if (auto id = client.subscribe(destination, subscribe); !id) {
-    return fail("subscribe to " + destination + ": " + id.error().to_string());
+    return recv_failed("subscribe to " + destination + ": " + id.error().to_string());
   }
 
   for (std::uint64_t k = 1; args.count == 0 || k <= args.count; ++k) {
     auto message = client.receive(timeout);
     if (!message) {
       if (message.error().code != Errc::timed_out) {
-        return fail("receiving from " + destination + ": " + message.error().to_string());
+        return recv_failed("receiving from " + destination + ": " + message.error().to_string());
       }
       if (args.count == 0) break;  // "until timeout": the quiet end is the normal end
       (void)client.disconnect();
-      return fail(fmt::format("timed out after {} s waiting for message {} of {}", args.timeout_s,
+      return recv_failed(fmt::format("timed out after {} s waiting for message {} of {}", args.timeout_s,
                               k, args.count));
     }
     print(*message, args.headers);
-    if (auto s = client.ack(*message); !s) return fail("ack: " + s.error().to_string());
+    if (auto s = client.ack(*message); !s) return recv_failed("ack: " + s.error().to_string());
   }
   // Its receipt tells us the broker handled our acks before we go.
-  if (auto s = client.disconnect(); !s) return fail("disconnect: " + s.error().to_string());
+  if (auto s = client.disconnect(); !s) return recv_failed("disconnect: " + s.error().to_string());
   return kExitOk;
 }
 

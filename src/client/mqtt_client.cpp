@@ -11,6 +11,7 @@
 #include "client/connect_stream.hpp"
 #include "net/tls_context.hpp"
 #include "mqtt/codec/encoder.hpp"
+#include "client/log.hpp"
 
 namespace carrier::client {
 
@@ -22,14 +23,9 @@ namespace {
 // How often the I/O thread checks deadlines and keep-alive.
 constexpr std::chrono::milliseconds kTick{100};
 // A blocking wait gives the I/O thread's own deadline this much extra before giving up itself.
-constexpr std::chrono::milliseconds kWaitMargin{5'000};
+constexpr std::chrono::milliseconds kMqttWaitMargin{5'000};
 
-const std::shared_ptr<spdlog::logger>& log() {
-  static const auto logger = logging::get("client");
-  return logger;
-}
-
-std::string ms_text(std::chrono::milliseconds ms) {
+std::string millis_text(std::chrono::milliseconds ms) {
   if (ms.count() % 1000 == 0) return std::to_string(ms.count() / 1000) + " s";
   return std::to_string(ms.count()) + " ms";
 }
@@ -116,7 +112,7 @@ Status MqttClient::connect(std::string_view host, std::uint16_t port, MqttConnec
       if (answer) return promise->set_value(ok());
       Error error = std::move(answer).error();
       if (error.code == Errc::timed_out) {
-        error.detail = "no CONNACK from " + where + " within " + ms_text(options_.timeout);
+        error.detail = "no CONNACK from " + where + " within " + millis_text(options_.timeout);
       }
       end_connection(error);
       promise->set_value(unexpected(std::move(error)));
@@ -157,11 +153,11 @@ Status MqttClient::disconnect() {
     append_output(bytes);
   });
   std::unique_lock lock(mutex_);
-  bool ended = changed_.wait_for(lock, options_.timeout + kWaitMargin, [this] { return end_reason_.has_value(); });
+  bool ended = changed_.wait_for(lock, options_.timeout + kMqttWaitMargin, [this] { return end_reason_.has_value(); });
   lock.unlock();
   if (!ended) {
     close();
-    return unexpected(Errc::timed_out, "DISCONNECT not written within " + ms_text(options_.timeout));
+    return unexpected(Errc::timed_out, "DISCONNECT not written within " + millis_text(options_.timeout));
   }
   return ok();
 }
@@ -261,7 +257,7 @@ Result<codec::Packet> MqttClient::request(std::string bytes, std::uint16_t id) {
   auto done = promise->get_future();
   post_bytes(std::move(bytes), id, [promise](Result<codec::Packet> answer) { promise->set_value(std::move(answer)); },
              false);
-  if (done.wait_for(options_.timeout + kWaitMargin) != std::future_status::ready) {
+  if (done.wait_for(options_.timeout + kMqttWaitMargin) != std::future_status::ready) {
     return unexpected(Errc::timed_out, "no answer from the client's I/O thread");
   }
   return done.get();
@@ -306,7 +302,7 @@ Status MqttClient::publish(std::string_view topic, std::string_view payload, std
       !s) {
     return s;
   }
-  if (done.wait_for(options_.timeout + kWaitMargin) != std::future_status::ready) {
+  if (done.wait_for(options_.timeout + kMqttWaitMargin) != std::future_status::ready) {
     return unexpected(Errc::timed_out, "no answer from the client's I/O thread");
   }
   return done.get();
@@ -386,7 +382,7 @@ Status MqttClient::ping() {
     ping_deadlines_.push_back(Clock::now() + options_.timeout);
     append_output(bytes);
   });
-  if (done.wait_for(options_.timeout + kWaitMargin) != std::future_status::ready) {
+  if (done.wait_for(options_.timeout + kMqttWaitMargin) != std::future_status::ready) {
     return unexpected(Errc::timed_out, "no answer from the client's I/O thread");
   }
   return done.get();
@@ -395,7 +391,7 @@ Status MqttClient::ping() {
 Status MqttClient::wait_for_acks() {
   if (auto s = check_not_io_thread(); !s) return s;
   std::unique_lock lock(mutex_);
-  bool done = changed_.wait_for(lock, options_.timeout + kWaitMargin,
+  bool done = changed_.wait_for(lock, options_.timeout + kMqttWaitMargin,
                                 [this] { return window_used_ == 0 || end_reason_.has_value(); });
   if (publish_failure_) return unexpected(*publish_failure_);
   if (window_used_ == 0) return ok();
@@ -537,13 +533,13 @@ asio::awaitable<void> MqttClient::tick_loop(MqttClient* self) {
     }
     if (!self->ping_deadlines_.empty() && now > self->ping_deadlines_.front()) {
       self->end_connection(
-          Error(Errc::timed_out, "no PINGRESP from the server within " + ms_text(self->options_.timeout)));
+          Error(Errc::timed_out, "no PINGRESP from the server within " + millis_text(self->options_.timeout)));
       co_return;
     }
     for (const auto& [id, pending] : self->pending_) {
       if (now > pending.deadline) {
         self->end_connection(Error(Errc::timed_out, "packet " + std::to_string(id) + " not acknowledged within " +
-                                                        ms_text(self->options_.timeout)));
+                                                        millis_text(self->options_.timeout)));
         co_return;
       }
     }

@@ -11,6 +11,7 @@
 #include "client/connect_stream.hpp"
 #include "net/tls_context.hpp"
 #include "stomp/codec/encoder.hpp"
+#include "client/log.hpp"
 
 namespace carrier::client {
 
@@ -31,11 +32,6 @@ constexpr int kSilenceFactor = 2;
 // The I/O thread always completes a request (answer, timeout or disconnect), so this only
 // guards against a bug there.
 constexpr Milliseconds kWaitMargin{5'000};
-
-const std::shared_ptr<spdlog::logger>& log() {
-  static const auto logger = logging::get("client");
-  return logger;
-}
 
 std::string ms_text(Milliseconds ms) {
   if (ms.count() % 1000 == 0) return std::to_string(ms.count() / 1000) + " s";

@@ -11,7 +11,7 @@ namespace {
 using namespace broker_testing;
 
 const std::string kKey = "queue:orders";
-const model::Destination kOther{model::DestinationKind::queue, "orders.retry"};
+const model::Destination kRetryQueue{model::DestinationKind::queue, "orders.retry"};
 
 class QueueMaintenanceTest : public BrokerTest {
  protected:
@@ -74,7 +74,7 @@ TEST_F(QueueMaintenanceTest, PurgeBySelectorWritesAcksBeforeAnswering) {
 TEST_F(QueueMaintenanceTest, MoveTakesTheOriginalsOnlyOnceTheCopiesAreStored) {
   fill();
   std::optional<std::size_t> moved;
-  on(2, [&](Broker& b) { move_messages(b, kKey, kOther, n_is("2"), 10, true, [&](auto r) { moved = *r; }); });
+  on(2, [&](Broker& b) { move_messages(b, kKey, kRetryQueue, n_is("2"), 10, true, [&](auto r) { moved = *r; }); });
   EXPECT_EQ(browse(0, kKey), (std::vector<std::string>{"m0", "m1"})) << "out of the ready list meanwhile";
   store_.complete_all();  // the copies
   ex_.drain();
@@ -88,7 +88,7 @@ TEST_F(QueueMaintenanceTest, MoveTakesTheOriginalsOnlyOnceTheCopiesAreStored) {
 TEST_F(QueueMaintenanceTest, FailedMoveGivesTheMessagesBack) {
   fill();
   bool failed = false;
-  on(2, [&](Broker& b) { move_messages(b, kKey, kOther, {}, 10, true, [&](auto r) { failed = !r; }); });
+  on(2, [&](Broker& b) { move_messages(b, kKey, kRetryQueue, {}, 10, true, [&](auto r) { failed = !r; }); });
   store_.complete_all(unexpected(Errc::io_error, "disk full"));
   ex_.drain();
   EXPECT_TRUE(failed);

@@ -13,15 +13,11 @@
 #include "federation/demand_table.hpp"
 #include "federation/node.hpp"
 #include "federation/node_id.hpp"
+#include "federation/log.hpp"
 
 namespace carrier::federation {
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("federation");
-  return logger;
-}
 
 // A result string cannot hold CR, LF or NUL: what an error detail echoes is flattened.
 std::string result_text(std::string text) {

@@ -4,20 +4,16 @@
 #include "federation/link.hpp"
 #include "federation/node.hpp"
 #include "federation/node_id.hpp"
+#include "federation/log.hpp"
 
 namespace carrier::federation {
 
 namespace {
 
-constexpr model::ShardId kHome{0};
+constexpr model::ShardId kTimerShard{0};
 // Outbound links a node keeps, configured and added: each is a dialler, a socket and a line of
 // metrics; an operator script gone wrong must not add them without end.
 constexpr std::size_t kMaxOutboundLinks = 1000;
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("federation");
-  return logger;
-}
 
 }  // namespace
 
@@ -92,7 +88,7 @@ Status Node::add_link(LinkOptions link) {
   }
   auto d = std::make_shared<Dialer>(
       Dialer{std::move(link), ReconnectBackoff(options_.reconnect_min_ms, options_.reconnect_max_ms), nullptr});
-  d->timer = std::make_unique<net::asio::steady_timer>(pool_.context(kHome));
+  d->timer = std::make_unique<net::asio::steady_timer>(pool_.context(kTimerShard));
   dialers_.push_back(d);
   log()->info("link '{}' to {}:{}{} added", d->options.name, d->options.host, d->options.port,
               d->options.tls.enabled ? " (TLS)" : "");

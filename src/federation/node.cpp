@@ -10,17 +10,13 @@
 #include "federation/node_id.hpp"
 #include "federation/seen_record.hpp"
 #include "net/connection.hpp"
+#include "federation/log.hpp"
 
 namespace carrier::federation {
 
 namespace {
 
 constexpr model::ShardId kHome{0};
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("federation");
-  return logger;
-}
 
 // Only named queues and topics are demand: temporary queues belong to one connection, and
 // `$` names to the broker itself.

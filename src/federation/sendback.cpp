@@ -12,6 +12,7 @@
 #include "federation/link.hpp"
 #include "federation/node.hpp"
 #include "federation/node_id.hpp"
+#include "federation/log.hpp"
 
 namespace carrier::federation {
 
@@ -20,11 +21,6 @@ namespace {
 constexpr std::string_view kTempQueueUri = "/temp-queue/";
 constexpr std::string_view kPrefix = "carrier-";
 constexpr std::size_t kNodeHexDigits = 32;
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("federation");
-  return logger;
-}
 
 // "carrier-<32 hex digits>." at the front of a temporary queue's name: one a node prefixed for
 // the network. Local names are "carrier-<connection number>.…", never 32 digits long.

@@ -8,15 +8,11 @@
 #include "http/codec/body_encoding.hpp"
 #include "http/delivery_json.hpp"
 #include "http/session.hpp"
+#include "http/log.hpp"
 
 namespace carrier::http {
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("http");
-  return logger;
-}
 
 // EventSource splits data at CR, LF and CRLF and joins the lines with LF: a body with a CR would
 // not come back as it was sent, so it goes as base64 like one that is not UTF-8.

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kJsonType = "application/json";
 constexpr std::size_t kMaxNameBytes = 200;
 constexpr std::size_t kMaxCredentialBytes = 1024;
 
@@ -150,7 +150,7 @@ void Session::route_federation_admin(const std::vector<std::string_view>& parts)
       federation->report(shard, [reply](protocol::FederationLinks::Report r) {
         json links = json::array();
         for (const auto& l : r.links) links.push_back(to_json(l));
-        reply(200, kJson,
+        reply(200, kJsonType,
               json{{"node_id", r.node_id},
                    {"dedup", {{"size", r.dedup_size}, {"hits", r.dedup_hits}}},
                    {"reply_routes", r.reply_routes},
@@ -163,7 +163,7 @@ void Session::route_federation_admin(const std::vector<std::string_view>& parts)
     if (!link) return problem(link.error());
     federation->add_link(std::move(*link), shard, [reply](Status st) {
       if (!st) return reply(codec::status_for(st.error().code), {}, st.error().detail);
-      reply(201, kJson, R"({"added":true})");
+      reply(201, kJsonType, R"({"added":true})");
     });
     return;
   }

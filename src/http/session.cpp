@@ -8,17 +8,13 @@
 #include "base/logging.hpp"
 #include "http/codec/body_encoding.hpp"
 #include "http/codec/problem.hpp"
+#include "http/log.hpp"
 
 namespace carrier::http {
 
 namespace bhttp = boost::beast::http;
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("http");
-  return logger;
-}
 
 // Bytes a connection may pipeline behind a request being handled before it is no longer read.
 std::size_t backlog_bound(const Options& o) { return o.max_header_bytes + o.max_body_bytes; }

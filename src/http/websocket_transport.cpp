@@ -1,6 +1,7 @@
 #include "http/websocket_transport.hpp"
 
 #include "base/logging.hpp"
+#include "http/log.hpp"
 
 namespace carrier::http {
 
@@ -9,11 +10,6 @@ namespace {
 // How long a closing WebSocket waits for its close frame (and what precedes it) to be written
 // to a peer that does not read, before the TCP connection is dropped.
 constexpr std::chrono::milliseconds kCloseGrace{2000};
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("http");
-  return logger;
-}
 
 }  // namespace
 

@@ -7,17 +7,13 @@
 #include "mqtt/session.hpp"
 #include "mqtt/session_record.hpp"
 #include "mqtt/topic_map.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
 
 namespace {
 
 constexpr std::uint32_t kNever = 0xFFFFFFFF;
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
 
 }  // namespace
 

@@ -8,7 +8,7 @@ namespace carrier::mqtt {
 
 namespace {
 
-constexpr std::uint32_t kNever = 0xFFFFFFFF;
+constexpr std::uint32_t kNoExpiry = 0xFFFFFFFF;
 
 // Characters of a string the decoder has checked as UTF-8: the bytes that start one.
 std::size_t code_points(std::string_view utf8) {
@@ -51,7 +51,7 @@ std::variant<ConnectTerms, ConnectRefusal> negotiate_connect(const codec::Connec
     limits.outbound_window = std::max<std::uint16_t>(1, std::min(limits.receive_maximum, options.max_inflight));
     terms.client_limits = limits;
   } else {
-    terms.session_expiry = c.clean_start ? 0 : std::min(kNever, options.session_expiry_max);
+    terms.session_expiry = c.clean_start ? 0 : std::min(kNoExpiry, options.session_expiry_max);
   }
   terms.keep_alive = c.keep_alive;
   if (v5 && options.max_keep_alive != 0 && (terms.keep_alive == 0 || terms.keep_alive > options.max_keep_alive)) {

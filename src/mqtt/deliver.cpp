@@ -8,17 +8,9 @@
 #include "mqtt/message_mapping.hpp"
 #include "mqtt/topic_map.hpp"
 #include "mqtt/session.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
-
-}  // namespace
 
 void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
   if (is_closing() || !by_consumer_.contains(id)) return;  // the core takes them back itself

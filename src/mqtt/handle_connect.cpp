@@ -11,15 +11,11 @@
 #include "mqtt/service.hpp"
 #include "mqtt/session.hpp"
 #include "mqtt/topic_map.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
 
 constexpr std::uint32_t kNever = 0xFFFFFFFF;
 

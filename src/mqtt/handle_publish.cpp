@@ -10,17 +10,9 @@
 #include "mqtt/session.hpp"
 #include "mqtt/session_record.hpp"
 #include "mqtt/topic_map.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
-
-}  // namespace
 
 void Session::handle_publish(codec::Publish& p) {
   const bool v5 = version_ == codec::Version::v5;

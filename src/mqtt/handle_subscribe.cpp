@@ -8,15 +8,11 @@
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/session.hpp"
 #include "mqtt/topic_map.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
 
 // Counts completions; the last one runs `done`.
 struct FanIn {

@@ -5,7 +5,7 @@
 namespace carrier::mqtt {
 namespace {
 
-constexpr std::int64_t kNow = 1'700'000'000'000;
+constexpr std::int64_t kMappingNow = 1'700'000'000'000;
 
 codec::Publish full_publish() {
   codec::Publish p;
@@ -23,13 +23,13 @@ codec::Publish full_publish() {
 }
 
 TEST(MessageMapping, PublishToCoreMessage) {
-  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 42);
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kMappingNow, 42);
   EXPECT_EQ(m->destination.kind, model::DestinationKind::topic);
   EXPECT_EQ(m->destination.name, "a.b");
   EXPECT_TRUE(m->persistent);
   EXPECT_TRUE(m->retain);
   EXPECT_EQ(m->origin, 42u);
-  EXPECT_EQ(m->expires_ms, kNow + 60'000);
+  EXPECT_EQ(m->expires_ms, kMappingNow + 60'000);
   EXPECT_EQ(m->content_type, "text/plain");
   EXPECT_EQ(m->reply_to, "/topic/replies.x");
   EXPECT_EQ(m->correlation_id, std::string("\x00\x01", 2));
@@ -38,8 +38,8 @@ TEST(MessageMapping, PublishToCoreMessage) {
 }
 
 TEST(MessageMapping, RoundTripThroughTheCore) {
-  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 42);
-  auto p = to_publish(*m, OutboundOptions{2, false, codec::Version::v5, kNow + 10'500, 7});
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kMappingNow, 42);
+  auto p = to_publish(*m, OutboundOptions{2, false, codec::Version::v5, kMappingNow + 10'500, 7});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->topic, "a/b");
   EXPECT_EQ(p->qos, 2);
@@ -56,17 +56,17 @@ TEST(MessageMapping, RoundTripThroughTheCore) {
 }
 
 TEST(MessageMapping, Mqtt3GetsNoProperties) {
-  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 1);
-  auto p = to_publish(*m, OutboundOptions{1, true, codec::Version::v3_1_1, kNow, 7});
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kMappingNow, 1);
+  auto p = to_publish(*m, OutboundOptions{1, true, codec::Version::v3_1_1, kMappingNow, 7});
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->properties.empty());
   EXPECT_TRUE(p->retain);
 }
 
 TEST(MessageMapping, ExpiredMessagesAreNotSent) {
-  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kNow, 1);
-  EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v5, kNow + 60'000}));
-  EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v3_1_1, kNow + 60'001}));
+  auto m = to_core_message(full_publish(), "a/b", model::MessageId{}, kMappingNow, 1);
+  EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v5, kMappingNow + 60'000}));
+  EXPECT_FALSE(to_publish(*m, OutboundOptions{1, false, codec::Version::v3_1_1, kMappingNow + 60'001}));
 }
 
 TEST(MessageMapping, StompMessages) {
@@ -79,7 +79,7 @@ TEST(MessageMapping, StompMessages) {
   m.properties = {{"header", "value"}, {"bad", "\xFF"}};
   m.body = std::make_shared<const std::string>("{}");
   EXPECT_EQ(message_qos(m), 1);
-  auto p = to_publish(m, OutboundOptions{1, false, codec::Version::v5, kNow});
+  auto p = to_publish(m, OutboundOptions{1, false, codec::Version::v5, kMappingNow});
   ASSERT_TRUE(p);
   EXPECT_EQ(p->topic, "orders/eu");
   EXPECT_EQ(p->properties.response_topic, "/queue/replies");
@@ -90,7 +90,7 @@ TEST(MessageMapping, StompMessages) {
   m.persistent = false;
   EXPECT_EQ(message_qos(m), 0);
   m.destination.name = "a.#";
-  EXPECT_FALSE(to_publish(m, OutboundOptions{0, false, codec::Version::v5, kNow}));
+  EXPECT_FALSE(to_publish(m, OutboundOptions{0, false, codec::Version::v5, kMappingNow}));
 }
 
 TEST(MessageMapping, Will) {
@@ -99,7 +99,7 @@ TEST(MessageMapping, Will) {
   w.payload = "offline";
   w.qos = 1;
   w.retain = true;
-  auto m = will_message(w, model::MessageId{}, kNow, 9);
+  auto m = will_message(w, model::MessageId{}, kMappingNow, 9);
   EXPECT_EQ(m->destination.name, "status.c1");
   EXPECT_TRUE(m->persistent);
   EXPECT_TRUE(m->retain);

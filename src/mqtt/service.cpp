@@ -8,17 +8,9 @@
 #include "mqtt/session_record.hpp"
 #include "mqtt/session.hpp"
 #include "net/connection.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
-
-}  // namespace
 
 Service::Service(core::Executor& executor, std::vector<core::Broker*> brokers, Options options,
                  auth::Authenticator& authenticator, net::HandshakeLimit& connecting)

@@ -9,15 +9,11 @@
 #include "mqtt/reason_codes.hpp"
 #include "mqtt/service.hpp"
 #include "mqtt/session_record.hpp"
+#include "mqtt/log.hpp"
 
 namespace carrier::mqtt {
 
 namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("mqtt");
-  return logger;
-}
 
 // Reason strings are cut to something reasonable (the detail may quote client input).
 std::string reason_text(std::string_view detail) {

@@ -5,17 +5,9 @@
 #include "core/broker.hpp"
 #include "relay/gateway.hpp"
 #include "relay/pipe_id.hpp"
+#include "relay/log.hpp"
 
 namespace carrier::relay {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("relay");
-  return logger;
-}
-
-}  // namespace
 
 namespace {
 

@@ -6,7 +6,7 @@ namespace carrier::relay {
 
 namespace {
 
-constexpr std::string_view kProxy = "proxy";
+constexpr std::string_view kProxyNamespace = "proxy";
 constexpr std::string_view kJxta = "jxta";
 // Properties are header lines for STOMP and UTF-8 strings for MQTT 5: longer or binary element
 // contents travel only inside jxme-elements.
@@ -54,7 +54,7 @@ bool is_body(const codec::Element& e) { return e.ns.empty() && e.name == "messag
 std::vector<codec::Element> application_elements(const codec::Message& request) {
   std::vector<codec::Element> out;
   for (const auto& e : request.elements) {
-    if (e.ns == kProxy) continue;
+    if (e.ns == kProxyNamespace) continue;
     if (e.ns == kJxta && (e.name == "EndpointDestinationAddress" || e.name == "EndpointSourceAddress")) continue;
     out.push_back(e);
   }

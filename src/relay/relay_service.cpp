@@ -9,17 +9,9 @@
 #include "model/queue_key.hpp"
 #include "relay/gateway.hpp"
 #include "relay/relay_record.hpp"
+#include "relay/log.hpp"
 
 namespace carrier::relay {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("relay");
-  return logger;
-}
-
-}  // namespace
 
 RelayService::RelayService(core::Executor& executor, std::vector<core::Broker*> brokers,
                            auth::Authenticator& authenticator, Options options)

@@ -63,9 +63,9 @@ struct Value {
 
 using Kind = Value::Kind;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool iequals(std::string_view a, std::string_view lower) {
+bool iequals_lower(std::string_view a, std::string_view lower) {
   if (a.size() != lower.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
     char c = a[i];
@@ -81,14 +81,14 @@ std::optional<Value> parse_number(std::string_view text) {
   std::size_t i = 0;
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
   const std::size_t digits_from = i;
-  while (i < text.size() && is_digit(text[i])) ++i;
+  while (i < text.size() && is_ascii_digit(text[i])) ++i;
   std::size_t digits = i - digits_from;
   bool real = false;
   if (i < text.size() && text[i] == '.') {
     real = true;
     ++i;
     const std::size_t from = i;
-    while (i < text.size() && is_digit(text[i])) ++i;
+    while (i < text.size() && is_ascii_digit(text[i])) ++i;
     digits += i - from;
   }
   if (digits == 0) return std::nullopt;
@@ -97,7 +97,7 @@ std::optional<Value> parse_number(std::string_view text) {
     ++i;
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
     const std::size_t from = i;
-    while (i < text.size() && is_digit(text[i])) ++i;
+    while (i < text.size() && is_ascii_digit(text[i])) ++i;
     if (i == from) return std::nullopt;
   }
   if (i != text.size()) return std::nullopt;
@@ -126,8 +126,8 @@ std::optional<Value> as_number(const Value& v) {
 std::optional<bool> as_bool(const Value& v) {
   if (v.kind == Kind::boolean) return v.boolean;
   if (v.kind == Kind::string && v.from_property) {
-    if (iequals(v.string, "true")) return true;
-    if (iequals(v.string, "false")) return false;
+    if (iequals_lower(v.string, "true")) return true;
+    if (iequals_lower(v.string, "false")) return false;
   }
   return std::nullopt;
 }

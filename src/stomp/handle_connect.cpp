@@ -4,21 +4,13 @@
 #include "base/logging.hpp"
 #include "stomp/connect_request.hpp"
 #include "stomp/session.hpp"
+#include "stomp/log.hpp"
 
 #ifndef CARRIER_VERSION
 #define CARRIER_VERSION "0.0.0"
 #endif
 
 namespace carrier::stomp {
-
-namespace {
-
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("stomp");
-  return logger;
-}
-
-}  // namespace
 
 void Session::handle_connect(codec::Frame& frame) {
   if (connected_ || authenticating_) {

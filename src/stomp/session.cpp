@@ -6,15 +6,9 @@
 #include "core/disk_alarm.hpp"
 #include "stomp/codec/encoder.hpp"
 #include "stomp/destination_name.hpp"
+#include "stomp/log.hpp"
 
 namespace carrier::stomp {
-
-namespace {
-std::shared_ptr<spdlog::logger> log() {
-  static auto logger = logging::get("stomp");
-  return logger;
-}
-}  // namespace
 
 Session::Session(std::shared_ptr<net::Transport> transport, core::Broker& broker, const Options& options,
                  auth::Authenticator& authenticator, net::HandshakeSlot handshake)

@@ -17,7 +17,7 @@ int hex_value(char c) {
 }
 
 // Values in error texts are the client's bytes: shortened, so a huge value is not echoed back.
-std::string_view shown(std::string_view text) { return text.substr(0, 64); }
+std::string_view excerpt(std::string_view text) { return text.substr(0, 64); }
 
 }  // namespace
 
@@ -36,7 +36,7 @@ Result<std::string> percent_decode(std::string_view text, bool plus_is_space) {
       const int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
       const int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
-        return unexpected(Errc::invalid_argument, fmt::format("malformed percent-escape in '{}'", shown(text)));
+        return unexpected(Errc::invalid_argument, fmt::format("malformed percent-escape in '{}'", excerpt(text)));
       }
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
@@ -89,7 +89,7 @@ Result<std::uint64_t> parse_bounded(std::string_view text, std::string_view name
   const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || value < min || value > max) {
     return unexpected(Errc::invalid_argument,
-                      fmt::format("{} must be a whole number from {} to {}, got '{}'", name, min, max, shown(text)));
+                      fmt::format("{} must be a whole number from {} to {}, got '{}'", name, min, max, excerpt(text)));
   }
   return value;
 }
@@ -112,7 +112,7 @@ Result<std::uint64_t> parse_duration_ms(std::string_view text, std::string_view 
   if (digits.empty() || r.ec != std::errc() || r.ptr != digits.data() + digits.size() || value > max_ms / scale) {
     return unexpected(Errc::invalid_argument,
                       fmt::format("{} must be a duration from 0 to {} ms (e.g. 30s, 500ms), got '{}'", name, max_ms,
-                                  shown(text)));
+                                  excerpt(text)));
   }
   return value * scale;
 }
@@ -120,7 +120,7 @@ Result<std::uint64_t> parse_duration_ms(std::string_view text, std::string_view 
 Result<bool> parse_flag(std::string_view text, std::string_view name) {
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
-  return unexpected(Errc::invalid_argument, fmt::format("{} must be true or false, got '{}'", name, shown(text)));
+  return unexpected(Errc::invalid_argument, fmt::format("{} must be true or false, got '{}'", name, excerpt(text)));
 }
 
 }  // namespace carrier::http::codec

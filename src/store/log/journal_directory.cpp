@@ -18,8 +18,6 @@ namespace {
 constexpr std::string_view kSegmentSuffix = ".log";
 constexpr std::size_t kSegmentDigits = 20;
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 }  // namespace
 
 std::filesystem::path journal_dir(const std::filesystem::path& data_dir) {
@@ -68,12 +66,12 @@ Status sync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     return unexpected(Errc::io_error, "cannot open directory " + dir.string() + ": " +
-                                          errno_text(errno));
+                                          std::strerror(errno));
   }
   Status status = ok();
   if (::fsync(fd) != 0) {
     status = unexpected(Errc::io_error, "fsync of directory " + dir.string() + " failed: " +
-                                            errno_text(errno));
+                                            std::strerror(errno));
   }
   ::close(fd);
   return status;
@@ -84,7 +82,7 @@ Status JournalLock::acquire(const std::filesystem::path& dir) {
   const auto path = dir / "LOCK";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + errno_text(errno));
+    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + std::strerror(errno));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
@@ -94,7 +92,7 @@ Status JournalLock::acquire(const std::filesystem::path& dir) {
                         "journal " + dir.string() + " is in use by another store (" +
                             path.string() + " is locked)");
     }
-    return unexpected(Errc::io_error, "cannot lock " + path.string() + ": " + errno_text(err));
+    return unexpected(Errc::io_error, "cannot lock " + path.string() + ": " + std::strerror(err));
   }
   fd_ = fd;
   return ok();

@@ -12,22 +12,16 @@
 
 namespace carrier::store::log {
 
-namespace {
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-}  // namespace
-
 Result<SegmentReader> SegmentReader::open(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + errno_text(errno));
+    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + errno_text(err));
+    return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + std::strerror(err));
   }
   std::string bytes;
   bytes.resize(static_cast<std::size_t>(st.st_size));
@@ -39,7 +33,7 @@ Result<SegmentReader> SegmentReader::open(const std::filesystem::path& path) {
       const int err = errno;
       ::close(fd);
       return unexpected(Errc::io_error, "read of " + path.string() + " at offset " +
-                                            std::to_string(done) + " failed: " + errno_text(err));
+                                            std::to_string(done) + " failed: " + std::strerror(err));
     }
     if (n == 0) break;  // shrank while we read: take what is there
     done += static_cast<std::size_t>(n);

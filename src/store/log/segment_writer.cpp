@@ -15,8 +15,6 @@ namespace carrier::store::log {
 
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 Status write_all(int fd, const std::string& bytes, const std::filesystem::path& path) {
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -25,7 +23,7 @@ Status write_all(int fd, const std::string& bytes, const std::filesystem::path& 
     if (n < 0) {
       if (errno == EINTR) continue;
       return unexpected(Errc::io_error, "write of " + path.string() + " at offset " +
-                                            std::to_string(done) + " failed: " + errno_text(errno));
+                                            std::to_string(done) + " failed: " + std::strerror(errno));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -43,13 +41,13 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::filesyst
   auto path = segment_path(dir, id);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return unexpected(Errc::io_error, "cannot create " + path.string() + ": " + errno_text(errno));
+    return unexpected(Errc::io_error, "cannot create " + path.string() + ": " + std::strerror(errno));
   }
   const std::string header = encode_segment_header(id);
   auto written = write_all(fd, header, path);
   if (written && sync && ::fdatasync(fd) != 0) {
     written = unexpected(Errc::io_error, "fdatasync of " + path.string() + " failed: " +
-                                             errno_text(errno));
+                                             std::strerror(errno));
   }
   if (written && sync) written = sync_directory(dir);
   if (!written) {
@@ -67,7 +65,7 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::reopen(const std::filesyst
   auto path = segment_path(dir, id);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
-    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + errno_text(errno));
+    return unexpected(Errc::io_error, "cannot open " + path.string() + ": " + std::strerror(errno));
   }
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(fd, id, std::move(path), size));
 }
@@ -97,7 +95,7 @@ Status SegmentWriter::append(const std::vector<iovec>& buffers) {
       Error cause(Errc::io_error, "write of " + path_.string() + " at offset " +
                                       std::to_string(size_) + " failed after " +
                                       std::to_string(offset - size_) + " bytes: " +
-                                      errno_text(err));
+                                      std::strerror(err));
       auto undone = truncate_to(size_, cause);
       return unexpected(undone ? cause : undone.error());
     }
@@ -124,7 +122,7 @@ Status SegmentWriter::append(const std::vector<iovec>& buffers) {
 Status SegmentWriter::sync(std::uint64_t rollback_to) {
   CARRIER_ASSERT(!broken_, "sync of broken segment {}", path_.string());
   if (::fdatasync(fd_) == 0) return ok();
-  Error cause(Errc::io_error, "fdatasync of " + path_.string() + " failed: " + errno_text(errno));
+  Error cause(Errc::io_error, "fdatasync of " + path_.string() + " failed: " + std::strerror(errno));
   const std::uint64_t keep = std::min(rollback_to, size_);
   auto undone = truncate_to(keep, cause);
   if (!undone) return undone;
@@ -138,7 +136,7 @@ Status SegmentWriter::truncate_to(std::uint64_t size, const Error& cause) {
     broken_ = true;
     return unexpected(Errc::io_error, cause.detail + "; truncating " + path_.string() +
                                           " back to " + std::to_string(size) +
-                                          " bytes also failed: " + errno_text(errno));
+                                          " bytes also failed: " + std::strerror(errno));
   }
   return ok();
 }

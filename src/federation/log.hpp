@@ -1,0 +1,17 @@
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <memory>
+
+#include "base/logging.hpp"
+
+namespace carrier::federation {
+
+// The "federation" logger, looked up once for every file of the module.
+inline const std::shared_ptr<spdlog::logger>& log() {
+  static const auto logger = logging::get("federation");
+  return logger;
+}
+
+}  // namespace carrier::federation

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <memory>
+
+#include "base/logging.hpp"
+
+namespace carrier::relay {
+
+// The "relay" logger, looked up once for every file of the module.
+inline const std::shared_ptr<spdlog::logger>& log() {
+  static const auto logger = logging::get("relay");
+  return logger;
+}
+
+}  // namespace carrier::relay
