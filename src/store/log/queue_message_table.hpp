@@ -114,12 +114,19 @@ class QueueMessageTable {
   static bool same_key(const Entry& e, std::uint32_t queue, model::MessageId id) {
     return e.queue == queue && id_of(e) == id;
   }
+  // Each half goes through a full 64-bit finaliser (MurmurHash3's fmix64) before they are
+  // combined: ids that are simple functions of each other (hi = n, lo = n * constant) must not
+  // cancel out into one bucket.
+  static std::uint64_t mix(std::uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+  }
   static std::uint64_t hash(std::uint32_t queue, model::MessageId id) {
-    std::uint64_t h = id.lo ^ (id.hi * 0x9e3779b97f4a7c15ULL) ^ (std::uint64_t(queue) * 0xc2b2ae3d27d4eb4fULL);
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ULL;
-    h ^= h >> 32;
-    return h;
+    return mix(id.hi ^ mix(id.lo ^ (std::uint64_t(queue) << 32)));
   }
 
   Entry& entry(std::size_t i) { return chunks_[i / kChunkEntries][i % kChunkEntries]; }
