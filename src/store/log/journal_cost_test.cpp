@@ -16,20 +16,26 @@
 #include <string>
 #include <vector>
 
+#include "store/log/journal_test_support.hpp"
 #include "store/log/reclaimer.hpp"
 
 namespace {
 
 std::atomic<std::int64_t> g_live_bytes{0};
 std::atomic<std::int64_t> g_live_blocks{0};
+std::atomic<std::int64_t> g_peak_bytes{0};  // highest g_live_bytes since the last reset
 constexpr std::size_t kHeader = 16;  // where the size is kept; keeps the 16-byte alignment of new
 
 void* counted_new(std::size_t n) {
   auto* p = static_cast<unsigned char*>(std::malloc(n + kHeader));
   if (p == nullptr) throw std::bad_alloc();
   *reinterpret_cast<std::size_t*>(p) = n;
-  g_live_bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+  const std::int64_t now = g_live_bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed) +
+                           static_cast<std::int64_t>(n);
   g_live_blocks.fetch_add(1, std::memory_order_relaxed);
+  std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
   return p + kHeader;
 }
 
@@ -138,6 +144,54 @@ TEST(JournalCost, ReclaimerGivesItsMemoryBackWhenTheBacklogDrains) {
   const Usage drained;
   // What is left after the drain is a small table, not one sized for the peak.
   EXPECT_LT(drained.bytes - before.bytes, (full.bytes - before.bytes) / 16);
+}
+
+// Recovery of a backlog whose queue pages (summary_only): the peak of everything recovery
+// allocates, per live message, while the visitor keeps nothing. The bodies (1 KiB each) never
+// enter memory except one segment at a time; what remains is the replay's entry per record,
+// its key table and the reclaimer's. Reported, and bounded so a regression (holding bodies,
+// a string per message) fails here.
+TEST(JournalCost, RecoveryPeakPerLiveMessageWithSummaries) {
+  store::testing::TempDir dir;
+  // 4 MiB segments: the bound below includes one segment read in full (the tail).
+  auto o = testing::journal_options(dir.path(), 4 << 20);
+  constexpr std::int64_t kCount = 100'000;
+  {
+    LogStore store(o);
+    ASSERT_TRUE(store.open());
+    ASSERT_TRUE(store.recover([](RecoveredMessage) {}));
+    store.start();
+    store::testing::Outcomes out;
+    const std::string body(1024, 'b');
+    for (std::int64_t n = 0; n < kCount; ++n) {
+      store.append({Record::added("queue:orders.region-1.incoming", store::testing::make_message(static_cast<std::uint64_t>(n), body))},
+                   out.callback());
+    }
+    ASSERT_TRUE(out.wait_for(kCount));
+    store.close();
+  }
+  for (bool indexed : {true, false}) {
+    if (!indexed) {
+      auto listed = list_index_files(journal_dir(dir.path()));
+      ASSERT_TRUE(listed);
+      for (const auto& f : *listed) std::filesystem::remove(f.path);
+    }
+    RecoverOptions paged;
+    paged.summary_only = [](std::string_view) { return true; };
+    LogStore store(o);
+    ASSERT_TRUE(store.open());
+    const Usage before;
+    g_peak_bytes.store(before.bytes);
+    std::int64_t visited = 0;
+    ASSERT_TRUE(store.recover(paged, [&](RecoveredMessage m) { visited += m.message ? 0 : 1; }));
+    const std::int64_t peak = (g_peak_bytes.load() - before.bytes) / kCount;
+    EXPECT_EQ(visited, kCount);
+    report(indexed ? "recovery_peak_from_index" : "recovery_peak_reading_segments", peak);
+    // One ~100-byte replay entry and two table entries per message, plus one 4 MiB segment
+    // (~40 bytes per message here) when segments are read; bodies would be over 1000.
+    EXPECT_LE(peak, indexed ? 230 : 260);
+    store.close();
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
+#include <memory>
 #include <vector>
 
 #include "base/assert.hpp"
@@ -21,6 +22,34 @@
 namespace carrier::store::log {
 
 namespace {
+
+// A vector in fixed chunks: appending never copies what is there nor doubles the memory, so a
+// replay of millions of records grows by 4096 entries at a time.
+template <class T>
+class ChunkedVector {
+ public:
+  static constexpr std::size_t kChunk = 4096;
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  void push_back(T v) {
+    if (size_ / kChunk >= chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    (*this)[size_++] = std::move(v);
+  }
+  // Keeps the first n (n <= size()), releasing the chunks past them.
+  void truncate(std::size_t n) {
+    for (std::size_t i = n; i < size_; ++i) (*this)[i] = T{};
+    size_ = n;
+    chunks_.resize((n + kChunk - 1) / kChunk);
+  }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::size_t size_ = 0;
+};
 
 // The journal's state while it is replayed: one entry per message record in append order
 // (acked or superseded ones marked dead in place, so the order never needs re-sorting) and, per
@@ -50,6 +79,10 @@ class ReplayState {
     e.live = true;
     entries_.push_back(std::move(e));
     ++live_;
+    // Dead entries (acked or replaced) are kept in place so the order needs no sort; once they
+    // outnumber the live ones, squeeze them out, so a journal of mostly acked traffic costs
+    // memory for its live messages, not for its history.
+    if (entries_.size() - live_ > live_ + kCompactAbove) compact();
   }
 
   void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id) {
@@ -107,7 +140,8 @@ class ReplayState {
     FrameReader frames(dir);
     std::uint64_t cached_segment = 0, cached_offset = 0;
     Result<Batch> cached = unexpected(Errc::not_found);
-    for (Entry& e : entries_) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      Entry& e = entries_[i];
       if (!e.live) continue;
       RecoveredMessage out;
       out.queue = names_.name(e.queue);
@@ -168,6 +202,19 @@ class ReplayState {
     std::uint32_t position = 0;  // in entries_
   };
 
+  void compact() {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (!entries_[i].live) continue;
+      if (kept != i) {
+        entries_[kept] = std::move(entries_[i]);
+        index_.find(entries_[kept].queue, entries_[kept].summary.id)->position = static_cast<std::uint32_t>(kept);
+      }
+      ++kept;
+    }
+    entries_.truncate(kept);
+  }
+
   void kill(std::uint32_t position) {
     Entry& e = entries_[position];
     e.live = false;
@@ -185,12 +232,13 @@ class ReplayState {
   }
 
   static constexpr std::int8_t kUndecided = -1;
+  static constexpr std::size_t kCompactAbove = 1 << 16;  // dead entries tolerated beyond the live count
 
   SegmentReclaimer& reclaimer_;
   const RecoverOptions& options_;
   QueueNameTable names_;  // never released while replaying: decided_ is by index
   QueueMessageTable<Position> index_;
-  std::vector<Entry> entries_;
+  ChunkedVector<Entry> entries_;
   std::vector<std::int8_t> decided_;
   std::uint64_t live_ = 0;
 };

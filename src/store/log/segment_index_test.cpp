@@ -402,5 +402,34 @@ TEST_F(SegmentIndex, TheTailsIndexSurvivesARestartAndCoversEverythingInIt) {
   expect_same_recovery(indexed.messages, reopen(o).messages);
 }
 
+// Mostly acked traffic: far more dead records than live ones, so the replay squeezes its dead
+// entries out as it goes; the live ones keep their order, counts and locations.
+TEST_F(SegmentIndex, ReplayOfMostlyAckedTrafficKeepsTheLiveOnesInOrder) {
+  auto o = journal_options(dir_.path(), 1 << 20);
+  std::vector<Batch> batches;
+  std::vector<std::string> live;
+  for (std::uint64_t b = 0; b < 80; ++b) {
+    Batch batch;
+    for (std::uint64_t k = 0; k < 1000; ++k) batch.push_back(Record::added("queue:q", make_message(b * 1000 + k)));
+    for (std::uint64_t k = 0; k < 1000; ++k) {
+      if (k != 500) batch.push_back(Record::acked("queue:q", make_message(b * 1000 + k)->id));
+    }
+    live.push_back("corr-" + std::to_string(b * 1000 + 500));
+    batches.push_back(std::move(batch));
+  }
+  batches.push_back({Record::delivered("queue:q", make_message(500)->id, 3)});
+  write_journal(o, std::move(batches));
+  ASSERT_GT(segments_of(o).size(), 3u);
+  auto indexed = reopen(o);
+  ASSERT_TRUE(indexed.status) << indexed.status.error().to_string();
+  EXPECT_GT(indexed.report.segments_indexed, 0u);
+  EXPECT_EQ(correlation_ids(indexed.messages), live);
+  EXPECT_EQ(indexed.messages.at(0).delivery_count, 3u);
+  remove_indexes();
+  auto read = reopen(o);
+  ASSERT_TRUE(read.status);
+  expect_same_recovery(indexed.messages, read.messages);
+}
+
 }  // namespace
 }  // namespace carrier::store::log
