@@ -120,7 +120,8 @@ Result<SegmentIndex> decode_segment_index(std::string_view bytes) {
                                               std::to_string(content.size()) + " bytes");
   }
   binary::ByteReader in(content, kIndexHeaderBytes);
-  out.queues.reserve(queue_count);
+  // A name takes at least one byte of content but 32 bytes of std::string: grow, don't reserve.
+  out.queues.reserve(std::min<std::uint32_t>(queue_count, 1024));
   for (std::uint32_t q = 0; q < queue_count; ++q) {
     CARRIER_STORE_TRY(name, in.bytes("index queue name"));
     out.queues.emplace_back(name);

@@ -72,6 +72,15 @@ Result<SegmentIndex> load_index_file(const std::filesystem::path& dir, std::uint
     ::close(fd);
     return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + errno_text(err));
   }
+  // An index takes at most about three bytes per byte of its segment (a 20-byte entry for an
+  // 18-byte ack, each queue name once): anything bigger is not this segment's, and is not
+  // read into memory.
+  if (static_cast<std::uint64_t>(st.st_size) > 3 * segment_bytes + kIndexHeaderBytes + 4096) {
+    ::close(fd);
+    return unexpected(Errc::corrupt_data, path.string() + ": " + std::to_string(st.st_size) +
+                                              " bytes, too large for a segment of " + std::to_string(segment_bytes) +
+                                              " bytes");
+  }
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {

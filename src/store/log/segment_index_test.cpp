@@ -313,6 +313,7 @@ TEST_F(SegmentIndex, AnUnusableIndexFallsBackToTheSegmentAndIsRewritten) {
       {"empty", [&] { write_file(victim, ""); }, true},
       {"another version", [&] { std::string b = good; binary::store_u32(b.data() + 8, 9); reseal(b); write_file(victim, b); }, true},
       {"another segment's", [&] { write_file(victim, other_index); }, true},
+      {"far larger than its segment", [&] { write_file(victim, good + std::string(4 * segs[1].size + 8192, 'x')); }, true},
       {"stale (covers another size)", [&] { std::string b = good; binary::store_u64(b.data() + 24, segs[1].size - 10); reseal(b); write_file(victim, b); }, true},
   };
   for (const auto& d : damages) {
