@@ -5,6 +5,8 @@
 //
 //   store_bench --benchmark_filter=Confirmed
 //   store_bench --benchmark_filter=ReadBack      (the read path, by location)
+//   store_bench --benchmark_filter=Recovery      (restart time against backlog size, with and
+//                                                 without segment indexes and summaries)
 
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -13,10 +15,12 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "store/log/journal_directory.hpp"
 #include "store/log/log_store.hpp"
 #include "store/log/record_codec.hpp"
 
@@ -190,6 +194,87 @@ BENCHMARK(BM_ReadBack)
     ->Args({64, 1024, 4})
     ->Args({256, 1024, 4})
     ->Args({16, 65536, 4})
+    ->UseRealTime();
+
+// Restart time against backlog size (issue 17): a journal of `messages` 1 KiB persistent
+// messages in one queue with no consumer (64 MiB segments, written once per size with fsync off
+// and reused by every case), recovered from cold:
+//   index 1: closed segments applied from their index files, as after any clean roll;
+//   index 0: the index files removed first, so every segment is read (and its index rewritten,
+//            which this includes);
+//   summaries 1: RecoverOptions::summary_only for the queue (the paging core's restart): no body
+//            is read or kept; summaries 0: every message comes back whole (read back by location
+//            when its segment was applied from its index).
+// The page cache is NOT dropped between iterations (that needs root and a quiet machine): the
+// segments are read from memory when they fit, so this is the CPU cost of recovery.
+std::map<std::size_t, std::filesystem::path> made;  // removed at exit
+
+std::filesystem::path recovery_journal(std::size_t messages) {
+  if (auto it = made.find(messages); it != made.end()) return it->second;
+  const auto dir = bench_dir();
+  Options o;
+  o.data_dir = dir;
+  o.fsync = false;
+  {
+    LogStore store(o);
+    if (!store.open() || !store.recover([](RecoveredMessage) {})) std::abort();
+    store.start();
+    const model::Body body = std::make_shared<const std::string>(1024, 'x');
+    Pipeline pipeline(4096);
+    for (std::size_t i = 0; i < messages; ++i) {
+      store.append({Record::added("queue:backlog", bench_message(i + 1, body))}, pipeline.slot());
+    }
+    pipeline.drain();
+    store.close();
+  }
+  if (made.empty()) {
+    std::atexit([] {
+      for (const auto& [n, d] : made) std::filesystem::remove_all(d);
+    });
+  }
+  made[messages] = dir;
+  return dir;
+}
+
+void BM_Recovery(benchmark::State& state) {
+  const auto messages = static_cast<std::size_t>(state.range(0));
+  const bool index = state.range(1) != 0;
+  const bool summaries = state.range(2) != 0;
+  const auto dir = recovery_journal(messages);
+  Options o;
+  o.data_dir = dir;
+  o.fsync = false;
+  RecoverOptions ro;
+  if (summaries) ro.summary_only = [](std::string_view) { return true; };
+  RecoveryReport report;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const auto jdir = journal_dir(dir);
+    if (!index) {
+      auto listed = list_index_files(jdir);
+      if (listed) for (const auto& f : *listed) std::filesystem::remove(f.path);
+    }
+    state.ResumeTiming();
+    LogStore store(o);
+    std::size_t seen = 0;
+    if (!store.open() || !store.recover(ro, [&](RecoveredMessage m) { seen += m.message || m.summary.footprint ? 1 : 0; })) {
+      std::abort();
+    }
+    if (seen != messages) std::abort();
+    report = store.recovery_report();
+    store.close();
+  }
+  state.counters["segments_indexed"] = static_cast<double>(report.segments_indexed);
+  state.counters["segments_read"] = static_cast<double>(report.segments_read);
+  state.counters["messages_per_s"] =
+      benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(BM_Recovery)
+    ->ArgNames({"messages", "index", "summaries"})
+    ->ArgsProduct({{100000, 1000000, 3000000}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2)
     ->UseRealTime();
 
 // The codec alone: what each shard spends per batch before the writer sees it.

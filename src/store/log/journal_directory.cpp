@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::string_view kSegmentSuffix = ".log";
 constexpr std::size_t kSegmentDigits = 20;
+constexpr std::string_view kIndexSuffix = ".idx";
+constexpr std::string_view kTempSuffix = ".tmp";
 
 }  // namespace
 
@@ -40,6 +42,37 @@ std::optional<std::uint64_t> parse_segment_name(const std::string& name) {
     id = id * 10 + digit;
   }
   return id;
+}
+
+std::filesystem::path index_path(const std::filesystem::path& dir, std::uint64_t id) {
+  return dir / fmt::format("{:020}{}", id, kIndexSuffix);
+}
+
+std::filesystem::path index_temp_path(const std::filesystem::path& dir, std::uint64_t id) {
+  return dir / fmt::format("{:020}{}{}", id, kIndexSuffix, kTempSuffix);
+}
+
+Result<std::vector<IndexFile>> list_index_files(const std::filesystem::path& dir) {
+  std::vector<IndexFile> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) return unexpected(Errc::io_error, "cannot list " + dir.string() + ": " + ec.message());
+  for (const auto& entry : it) {
+    std::string name = entry.path().filename().string();
+    const bool temporary = name.size() > kTempSuffix.size() &&
+                           name.compare(name.size() - kTempSuffix.size(), kTempSuffix.size(), kTempSuffix) == 0;
+    if (temporary) name.resize(name.size() - kTempSuffix.size());
+    if (name.size() != kSegmentDigits + kIndexSuffix.size() ||
+        name.compare(kSegmentDigits, kIndexSuffix.size(), kIndexSuffix) != 0) {
+      continue;
+    }
+    // Same digits as a segment's name: reuse its parser on the .log spelling.
+    auto id = parse_segment_name(name.substr(0, kSegmentDigits) + std::string(kSegmentSuffix));
+    if (!id) continue;
+    out.push_back(IndexFile{*id, entry.path(), temporary});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
 }
 
 Result<std::vector<SegmentFile>> list_segments(const std::filesystem::path& dir) {

@@ -23,6 +23,20 @@ std::filesystem::path segment_path(const std::filesystem::path& journal_dir, std
 // The id in a segment file name, or nullopt for a name that is not a segment's.
 std::optional<std::uint64_t> parse_segment_name(const std::string& file_name);
 
+// journal_dir/00000000000000000001.idx: the checkpointed index of that segment, and the
+// temporary name it is written under before the rename (…001.idx.tmp).
+std::filesystem::path index_path(const std::filesystem::path& journal_dir, std::uint64_t id);
+std::filesystem::path index_temp_path(const std::filesystem::path& journal_dir, std::uint64_t id);
+
+struct IndexFile {
+  std::uint64_t id = 0;
+  std::filesystem::path path;
+  bool temporary = false;  // a .idx.tmp left by a crash before its rename
+};
+
+// Every index file (.idx and .idx.tmp) in the directory, ascending by id.
+Result<std::vector<IndexFile>> list_index_files(const std::filesystem::path& journal_dir);
+
 struct SegmentFile {
   std::uint64_t id = 0;
   std::filesystem::path path;

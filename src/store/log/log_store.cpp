@@ -9,6 +9,7 @@
 
 #include "base/logging.hpp"
 #include "store/log/record_codec.hpp"
+#include "store/log/segment_index_file.hpp"
 
 namespace carrier::store::log {
 
@@ -41,12 +42,14 @@ Status LogStore::open() {
   return ok();
 }
 
-Status LogStore::recover(const std::function<void(RecoveredMessage)>& visit) {
+Status LogStore::recover(const std::function<void(RecoveredMessage)>& visit) { return recover(RecoverOptions{}, visit); }
+
+Status LogStore::recover(const RecoverOptions& options, const std::function<void(RecoveredMessage)>& visit) {
   if (state_ != State::opened) {
     return unexpected(Errc::invalid_argument, "log store: recover() needs open() first, once");
   }
   const auto began = std::chrono::steady_clock::now();
-  auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, visit, *log_);
+  auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, options, visit, *log_);
   if (!recovered) {
     state_ = State::failed;
     failure_ = recovered.error();
@@ -56,12 +59,16 @@ Status LogStore::recover(const std::function<void(RecoveredMessage)>& visit) {
   next_segment_id_ = recovered->next_segment_id;
   resume_segment_ = recovered->last_segment;
   resume_size_ = recovered->last_segment_size;
+  index_ = std::move(recovered->tail_index);
   report_ = recovered->report;
   state_ = State::recovered;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - began).count();
-  log_->info("journal {}: recovered {} live messages from {} segments ({} batches) in {} ms",
-             dir_.string(), report_.live_messages, report_.segments_read, report_.batches, ms);
+  log_->info("journal {}: recovered {} live messages ({} as summaries, {} read back) from {} segments ({} from "
+             "their index, {} read: {} batches; {} indexes written) in {} ms",
+             dir_.string(), report_.live_messages, report_.summaries, report_.messages_read_back,
+             report_.segments_indexed + report_.segments_read, report_.segments_indexed, report_.segments_read,
+             report_.batches, report_.indexes_written, ms);
   return ok();
 }
 
@@ -80,12 +87,23 @@ void LogStore::start() {
   } else if (state_ != State::recovered) {
     return;  // not opened, already running, or closed
   }
-  if (resume_segment_ && resume_size_ < options_.segment_bytes && !broken_) {
+  // Appending to the recovered last segment needs its index so far (recovery built it while
+  // replaying it); a segment that was applied from its index keeps that index and is not
+  // appended to.
+  if (resume_segment_ && resume_size_ < options_.segment_bytes && !broken_ && index_.segment_id() == *resume_segment_) {
     auto reopened = SegmentWriter::reopen(dir_, *resume_segment_, resume_size_);
     if (reopened) {
       segment_ = std::move(*reopened);
     } else {
       log_->warn("journal: {}; starting a new segment", reopened.error().detail);
+    }
+  }
+  if (!segment_ && resume_segment_ && index_.segment_id() == *resume_segment_ && !broken_) {
+    // The recovered tail is closed now: the next append starts a new segment.
+    if (auto written = write_index_file(dir_, index_, resume_size_, options_.fsync); !written) {
+      log_->warn("journal: cannot write the index of segment {}: {}", *resume_segment_, written.error().detail);
+    } else {
+      indexes_written_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   state_ = State::running;
@@ -176,6 +194,7 @@ LogStore::Stats LogStore::stats() const {
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
   s.segments_created = segments_created_.load(std::memory_order_relaxed);
   s.segments_deleted = segments_deleted_.load(std::memory_order_relaxed);
+  s.indexes_written = indexes_written_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -192,9 +211,16 @@ void LogStore::run() {
 Status LogStore::ensure_segment() {
   if (broken_) return unexpected(*broken_);
   if (segment_) return ok();
+  if (!reclaimer_.can_track(next_segment_id_)) {
+    return unexpected(Errc::limit_exceeded, "journal " + dir_.string() + ": segment id " +
+                                                std::to_string(next_segment_id_) +
+                                                " is 2^32 or more above the oldest segment still present; restart the "
+                                                "broker once that segment is reclaimed");
+  }
   auto created = SegmentWriter::create(dir_, next_segment_id_, options_.fsync);
   if (!created) return unexpected(std::move(created).error());
   segment_ = std::move(*created);
+  index_.reset(segment_->id());
   {
     std::lock_guard lock(liveness_);
     reclaimer_.add_segment(segment_->id());
@@ -203,6 +229,20 @@ Status LogStore::ensure_segment() {
   segments_created_.fetch_add(1, std::memory_order_relaxed);
   log_->debug("journal: started segment {}", segment_->path().string());
   return ok();
+}
+
+// The segment is full: its index goes beside it (a failure costs only a read of the segment at
+// the next start), and the next chunk starts a new segment.
+void LogStore::close_segment() {
+  if (segment_ && index_.segment_id() == segment_->id()) {
+    if (auto written = write_index_file(dir_, index_, segment_->size(), options_.fsync); !written) {
+      log_->warn("journal: cannot write the index of {}: {}; it is read at the next start instead",
+                 segment_->path().string(), written.error().detail);
+    } else {
+      indexes_written_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  segment_.reset();
 }
 
 // Builds iov_ for group[from, to): consecutive small frames share one copy in coalesced_.
@@ -284,10 +324,11 @@ void LogStore::commit(std::vector<Pending>& group) {
       break;
     }
     bytes_written_.fetch_add(bytes, std::memory_order_relaxed);
-    i = j;
-    if (j < n) {
-      segment_.reset();  // full: the next chunk starts the next segment
+    for (std::size_t k = i; k < j; ++k) {
+      if (written_to_[k] != 0) index_.add_batch(written_at_[k], group[k].batch);
     }
+    i = j;
+    if (j < n) close_segment();  // full: the next chunk starts the next segment
   }
   if (failure) log_->warn("journal: group commit failed: {}", failure->detail);
 
@@ -352,6 +393,9 @@ void LogStore::reclaim() {
         continue;
       }
       log_->debug("journal: deleted fully acked segment {}", path.string());
+      // Its index after it: an index left behind by a crash here is removed at the next start.
+      std::filesystem::remove(index_path(dir_, id), ec);
+      if (ec) log_->warn("journal: cannot delete {}: {}", index_path(dir_, id).string(), ec.message());
       {
         std::lock_guard lock(liveness_);
         reclaimer_.forget(id);

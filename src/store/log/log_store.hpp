@@ -19,6 +19,7 @@
 #include "store/log/journal_directory.hpp"
 #include "store/log/reclaimer.hpp"
 #include "store/log/recovery.hpp"
+#include "store/log/segment_index_codec.hpp"
 #include "store/log/segment_writer.hpp"
 #include "store/store.hpp"
 
@@ -54,6 +55,7 @@ class LogStore final : public Store {
     std::uint64_t bytes_written = 0;
     std::uint64_t segments_created = 0;
     std::uint64_t segments_deleted = 0;
+    std::uint64_t indexes_written = 0;  // at segment close
   };
 
   explicit LogStore(Options options);
@@ -61,6 +63,9 @@ class LogStore final : public Store {
 
   Status open() override;
   Status recover(const std::function<void(RecoveredMessage)>& visit) override;
+  // Closed segments with a checkpointed index are applied from it without being read; live
+  // messages of the queues options.summary_only names come back as summaries.
+  Status recover(const RecoverOptions& options, const std::function<void(RecoveredMessage)>& visit) override;
   void start() override;
   void append(Batch batch, DurableCallback on_durable) override;
   void append_located(Batch batch, LocatedCallback on_durable) override;
@@ -91,6 +96,7 @@ class LogStore final : public Store {
   void run();
   void commit(std::vector<Pending>& group);
   Status ensure_segment();
+  void close_segment();
   void reclaim();
   void gather(std::vector<Pending>& group, std::size_t from, std::size_t to);
   void enqueue(Pending& p);
@@ -121,6 +127,9 @@ class LogStore final : public Store {
   std::uint64_t next_segment_id_ = 1;
   std::optional<std::uint64_t> resume_segment_;  // recovered last segment to append to
   std::uint64_t resume_size_ = 0;
+  // The index of the segment being written, built as its batches are written; written beside
+  // it when it closes (docs/storage.md, "Segment index").
+  SegmentIndexBuilder index_;
   std::optional<Error> broken_;  // set when a failed write could not be undone
   std::set<std::uint64_t> undeletable_;  // segments whose unlink failed; not retried
   std::vector<std::uint64_t> written_to_;  // per batch of the group: its segment, 0 = not written
@@ -129,7 +138,7 @@ class LogStore final : public Store {
   std::string coalesced_;  // small frames copied together so one iovec carries many
 
   std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, group_commits_{0}, syncs_{0},
-      bytes_written_{0}, segments_created_{0}, segments_deleted_{0};
+      bytes_written_{0}, segments_created_{0}, segments_deleted_{0}, indexes_written_{0};
 };
 
 }  // namespace carrier::store::log

@@ -4,7 +4,14 @@
 
 namespace carrier::store::log {
 
+bool SegmentReclaimer::can_track(std::uint64_t id) const {
+  if (base_ == 0) return id != 0 && id < UINT64_MAX;
+  return id >= base_ && id - base_ < UINT32_MAX - 1;
+}
+
 void SegmentReclaimer::add_segment(std::uint64_t id) {
+  CARRIER_ASSERT(can_track(id), "segment {} outside the reclaimer's range (first segment {})", id, base_);
+  if (base_ == 0) base_ = id;
   segments_.try_emplace(id);
   changed_ = true;
 }
@@ -26,51 +33,56 @@ void SegmentReclaimer::release(std::uint64_t segment) {
   if (--it->second.live == 0) changed_ = true;
 }
 
-void SegmentReclaimer::on_message(std::uint64_t segment, const std::string& queue,
-                                  model::MessageId id) {
+void SegmentReclaimer::on_message(std::uint64_t segment, std::string_view queue, model::MessageId id) {
   auto seg = segments_.find(segment);
   CARRIER_ASSERT(seg != segments_.end(), "message record in untracked segment {}", segment);
-  auto [it, inserted] = live_.try_emplace(QueueMessageKey{queue, id});
-  if (!inserted) {
+  const std::uint32_t q = queues_.intern(queue);
+  auto [m, inserted] = live_.try_emplace(q, id);
+  if (inserted) {
+    queues_.retain(q);
+  } else {
     // The same key stored again while live: the newer record wins at recovery (with a fresh
     // delivery count), and the older segment must go first or its copy would come back once
     // this one is deleted.
-    LiveMessage& old = it->second;
-    release(old.segment);
-    if (old.delivered_in != 0) release(old.delivered_in);
-    if (old.segment != segment) seg->second.depends_on.insert(old.segment);
+    const std::uint64_t old_segment = segment_of(m->segment);
+    release(old_segment);
+    if (m->delivered_in != 0) release(segment_of(m->delivered_in));
+    if (old_segment != segment) seg->second.depends_on.insert(old_segment);
   }
-  it->second = LiveMessage{segment, 0};
+  *m = LiveMessage{number(segment), 0};
   ++seg->second.live;
 }
 
-std::uint64_t SegmentReclaimer::on_ack(std::uint64_t segment, const std::string& queue,
-                                       model::MessageId id) {
-  auto it = live_.find(QueueMessageKey{queue, id});
-  if (it == live_.end()) return 0;
-  const LiveMessage gone = it->second;
-  live_.erase(it);
-  release(gone.segment);
-  if (gone.delivered_in != 0) release(gone.delivered_in);
-  if (gone.segment != segment) {
+std::uint64_t SegmentReclaimer::on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id) {
+  const auto q = queues_.find(queue);
+  if (!q) return 0;
+  const LiveMessage* m = live_.find(*q, id);
+  if (m == nullptr) return 0;
+  const LiveMessage gone = *m;
+  live_.erase(*q, id);
+  queues_.release(*q);
+  const std::uint64_t gone_segment = segment_of(gone.segment);
+  release(gone_segment);
+  if (gone.delivered_in != 0) release(segment_of(gone.delivered_in));
+  if (gone_segment != segment) {
     auto seg = segments_.find(segment);
     CARRIER_ASSERT(seg != segments_.end(), "ack record in untracked segment {}", segment);
-    seg->second.depends_on.insert(gone.segment);
+    seg->second.depends_on.insert(gone_segment);
   }
-  return gone.segment;
+  return gone_segment;
 }
 
-void SegmentReclaimer::on_delivered(std::uint64_t segment, const std::string& queue,
-                                    model::MessageId id) {
-  auto it = live_.find(QueueMessageKey{queue, id});
-  if (it == live_.end()) return;  // dangling hint
+void SegmentReclaimer::on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id) {
+  const auto q = queues_.find(queue);
+  if (!q) return;  // dangling hint
+  LiveMessage* m = live_.find(*q, id);
+  if (m == nullptr) return;
   auto seg = segments_.find(segment);
   CARRIER_ASSERT(seg != segments_.end(), "delivered record in untracked segment {}", segment);
-  LiveMessage& m = it->second;
   // Pin the newer one before releasing the older: they may be the same segment.
   ++seg->second.live;
-  if (m.delivered_in != 0) release(m.delivered_in);
-  m.delivered_in = segment;
+  if (m->delivered_in != 0) release(segment_of(m->delivered_in));
+  m->delivered_in = number(segment);
 }
 
 std::vector<std::uint64_t> SegmentReclaimer::deletable(std::uint64_t active) const {
@@ -92,15 +104,16 @@ std::vector<std::uint64_t> SegmentReclaimer::deletable(std::uint64_t active) con
 void SegmentReclaimer::forget(std::uint64_t segment) {
   auto it = segments_.find(segment);
   if (it == segments_.end()) return;
-  CARRIER_ASSERT(it->second.live == 0, "forgetting segment {} with {} live entries", segment,
-                 it->second.live);
+  CARRIER_ASSERT(it->second.live == 0, "forgetting segment {} with {} live entries", segment, it->second.live);
   segments_.erase(it);
   changed_ = true;
 }
 
-bool SegmentReclaimer::live_at(const std::string& queue, model::MessageId id, std::uint64_t segment) const {
-  auto it = live_.find(QueueMessageKey{queue, id});
-  return it != live_.end() && it->second.segment == segment;
+bool SegmentReclaimer::live_at(std::string_view queue, model::MessageId id, std::uint64_t segment) const {
+  const auto q = queues_.find(queue);
+  if (!q) return false;
+  const LiveMessage* m = live_.find(*q, id);
+  return m != nullptr && segment >= base_ && segment_of(m->segment) == segment;
 }
 
 std::size_t SegmentReclaimer::live_in(std::uint64_t segment) const {

@@ -1,30 +1,17 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <set>
-#include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "model/message_id.hpp"
+#include "store/log/queue_message_table.hpp"
+#include "store/log/queue_name_table.hpp"
 #include "store/record.hpp"
 
 namespace carrier::store::log {
-
-// A message as the journal tracks it: one per queue it was stored for.
-struct QueueMessageKey {
-  std::string queue;
-  model::MessageId id;
-  bool operator==(const QueueMessageKey&) const = default;
-};
-
-struct QueueMessageKeyHash {
-  std::size_t operator()(const QueueMessageKey& k) const noexcept {
-    return std::hash<std::string>{}(k.queue) ^ (std::hash<model::MessageId>{}(k.id) * 31);
-  }
-};
 
 // Decides which segments can be deleted. The rule (docs/storage.md, "Reclamation"):
 //
@@ -42,19 +29,28 @@ struct QueueMessageKeyHash {
 // (counted like a live message), or deleting it would silently reset the delivery count at the
 // next recovery and let a poison message dodge its max-deliveries limit.
 //
+// Memory: one 28-byte entry per live message in a QueueMessageTable (queue names interned,
+// segments as 32-bit numbers counted from the first segment tracked) plus its share of the hash
+// index: at most 40 bytes per live message (journal_cost_test), whatever the queue's name.
+//
 // Runs on: the recovering thread while the journal is read, then the log store's writer thread.
 // Not thread-safe.
 class SegmentReclaimer {
  public:
+  // False for a segment id this reclaimer cannot track: below the first one it was given, or
+  // 2^32 - 1 or more above it (the segments of one journal span far less; a directory holding
+  // both 1.log and 99999999999.log is refused by recovery rather than misread).
+  bool can_track(std::uint64_t id) const;
+  // Needs can_track(id).
   void add_segment(std::uint64_t id);
 
   // Applies one batch written to `segment`, record by record.
   void apply(std::uint64_t segment, const Batch& batch);
-  void on_message(std::uint64_t segment, const std::string& queue, model::MessageId id);
+  void on_message(std::uint64_t segment, std::string_view queue, model::MessageId id);
   // Returns the segment that held the message, or 0 if it was not live (already acked, or its
   // segment deleted: a dangling ack is harmless).
-  std::uint64_t on_ack(std::uint64_t segment, const std::string& queue, model::MessageId id);
-  void on_delivered(std::uint64_t segment, const std::string& queue, model::MessageId id);
+  std::uint64_t on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id);
+  void on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id);
 
   // Segments that may be deleted now (never `active`), oldest first. They stay tracked until
   // forget(): the caller deletes the files, syncs the directory, forgets the ones it deleted,
@@ -70,26 +66,33 @@ class SegmentReclaimer {
   bool tracks(std::uint64_t segment) const { return segments_.count(segment) != 0; }
   // True when the message of `queue` and `id` is live and its (latest) message record is in
   // `segment`: what a read by location checks before it believes the bytes it finds there.
-  bool live_at(const std::string& queue, model::MessageId id, std::uint64_t segment) const;
+  bool live_at(std::string_view queue, model::MessageId id, std::uint64_t segment) const;
   std::size_t live_messages() const { return live_.size(); }
   // Live messages plus pinned delivered records in `segment`.
   std::size_t live_in(std::uint64_t segment) const;
   std::size_t segment_count() const { return segments_.size(); }
+  // Bytes of the per-message tables (not the per-segment ones), for reports.
+  std::size_t live_table_bytes() const { return live_.memory_bytes(); }
 
  private:
   struct SegmentState {
     std::size_t live = 0;  // live messages stored here + latest delivered records held here
     std::set<std::uint64_t> depends_on;  // older segments that must go first
   };
+  // Segments as numbers relative to base_: 1 = base_, 0 = none.
   struct LiveMessage {
-    std::uint64_t segment = 0;       // holds its message record
-    std::uint64_t delivered_in = 0;  // holds its latest delivered record; 0 = none
+    std::uint32_t segment = 0;       // holds its message record
+    std::uint32_t delivered_in = 0;  // holds its latest delivered record; 0 = none
   };
 
+  std::uint32_t number(std::uint64_t segment) const { return static_cast<std::uint32_t>(segment - base_ + 1); }
+  std::uint64_t segment_of(std::uint32_t number) const { return base_ + number - 1; }
   void release(std::uint64_t segment);
 
   std::map<std::uint64_t, SegmentState> segments_;
-  std::unordered_map<QueueMessageKey, LiveMessage, QueueMessageKeyHash> live_;
+  std::uint64_t base_ = 0;  // the first segment ever added; 0 = none yet
+  QueueNameTable queues_;
+  QueueMessageTable<LiveMessage> live_;
   bool changed_ = true;
 };
 

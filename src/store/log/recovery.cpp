@@ -8,79 +8,299 @@
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
+#include <memory>
+#include <optional>
 #include <vector>
 
+#include "base/assert.hpp"
+#include "store/log/frame_reader.hpp"
 #include "store/log/journal_directory.hpp"
+#include "store/log/queue_message_table.hpp"
+#include "store/log/queue_name_table.hpp"
+#include "store/log/segment_index_file.hpp"
 #include "store/log/segment_reader.hpp"
 
 namespace carrier::store::log {
 
 namespace {
 
-// The journal's state while it is replayed: every message record in append order (acked or
-// superseded ones emptied in place, so the order never needs re-sorting) and where each live
-// key sits.
+// A vector in fixed chunks: appending never copies what is there nor doubles the memory, so a
+// replay of millions of records grows by 4096 entries at a time.
+template <class T>
+class ChunkedVector {
+ public:
+  static constexpr std::size_t kChunk = 4096;
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  void push_back(T v) {
+    if (size_ / kChunk >= chunks_.size()) chunks_.push_back(std::make_unique<T[]>(kChunk));
+    (*this)[size_++] = std::move(v);
+  }
+  // Keeps the first n (n <= size()), releasing the chunks past them.
+  void truncate(std::size_t n) {
+    for (std::size_t i = n; i < size_; ++i) (*this)[i] = T{};
+    size_ = n;
+    chunks_.resize((n + kChunk - 1) / kChunk);
+  }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::size_t size_ = 0;
+};
+
+// Reads frames back for the visit, a segment at a time: the whole file in one read when many of
+// its frames are wanted (one sequential read beats thousands of small ones), else one pread per
+// frame (FrameReader). Both verify the frame's checksums.
+class FrameReadBack {
+ public:
+  explicit FrameReadBack(const std::filesystem::path& dir) : dir_(dir), frames_(dir) {}
+
+  // `wanted`: how many frames of `segment` the visit will ask for, counted when it first asks.
+  void enter(std::uint64_t segment, std::size_t wanted) {
+    frames_.close_all();
+    whole_.reset();
+    segment_ = segment;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(segment_path(dir_, segment), ec);
+    // About 16 KiB of sequential read costs what one pread round trip does.
+    whole_file_ = !ec && wanted * 16384 >= size;
+  }
+
+  Result<Batch> read(std::uint64_t offset) {
+    if (!whole_file_) return frames_.read_batch(segment_, offset);
+    const auto path = segment_path(dir_, segment_);
+    if (!whole_) {
+      auto opened = SegmentReader::open(path);
+      if (!opened) return unexpected(std::move(opened).error());
+      whole_.emplace(std::move(*opened));
+    }
+    const std::string_view bytes = whole_->bytes();
+    if (offset < kSegmentHeaderBytes || offset >= bytes.size()) {
+      return unexpected(Errc::corrupt_data, path.string() + ": no frame at offset " + std::to_string(offset));
+    }
+    auto decoded = decode_batch(bytes.substr(offset));
+    if (!decoded) {
+      return unexpected(Errc::corrupt_data,
+                        path.string() + " at offset " + std::to_string(offset) + ": " + decoded.error().detail);
+    }
+    return std::move(decoded->batch);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  FrameReader frames_;
+  std::uint64_t segment_ = 0;
+  bool whole_file_ = false;
+  std::optional<SegmentReader> whole_;
+};
+
+// The journal's state while it is replayed: one entry per message record in append order
+// (acked or superseded ones marked dead in place, so the order never needs re-sorting) and, per
+// live key, where its entry is. An entry holds a summary and a location, plus the message itself
+// only when it was read from a segment file for a queue that wants it whole; a message applied
+// from an index is read back by location at the visit.
 class ReplayState {
  public:
-  explicit ReplayState(SegmentReclaimer& reclaimer) : reclaimer_(reclaimer) {}
+  ReplayState(SegmentReclaimer& reclaimer, const RecoverOptions& options)
+      : reclaimer_(reclaimer), options_(options) {}
 
-  // `offset`: where the batch's frame starts in `segment`, which with the record's index is
-  // the location recovery hands back.
-  void apply(std::uint64_t segment, std::uint64_t offset, Batch& batch) {
-    for (std::size_t index = 0; index < batch.size(); ++index) {
-      Record& r = batch[index];
-      QueueMessageKey key{r.queue, r.message_id};
+  void on_message(std::uint64_t segment, std::uint64_t offset, std::uint32_t record, std::string_view queue,
+                  model::MessageId id, model::MessagePtr message, const MessageSummary& summary) {
+    const std::uint32_t q = names_.intern(queue);
+    auto [at, inserted] = index_.try_emplace(q, id);
+    if (!inserted) kill(at->position);
+    CARRIER_ASSERT(entries_.size() < UINT32_MAX, "more than 2^32 message records to replay");
+    at->position = static_cast<std::uint32_t>(entries_.size());
+    reclaimer_.on_message(segment, queue, id);
+    Entry e;
+    if (!summary_only(q)) e.message = std::move(message);
+    e.summary = summary;
+    e.segment = segment;
+    e.offset = offset;
+    e.record = record;
+    e.queue = q;
+    e.live = true;
+    entries_.push_back(std::move(e));
+    ++live_;
+    // Dead entries (acked or replaced) are kept in place so the order needs no sort; once they
+    // outnumber the live ones, squeeze them out, so a journal of mostly acked traffic costs
+    // memory for its live messages, not for its history.
+    if (entries_.size() - live_ > live_ + kCompactAbove) compact();
+  }
+
+  void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id) {
+    const auto q = names_.find(queue);
+    if (!q) return;  // its segment is gone, or acked twice: harmless
+    const Position* at = index_.find(*q, id);
+    if (at == nullptr) return;
+    kill(at->position);
+    index_.erase(*q, id);
+    reclaimer_.on_ack(segment, queue, id);
+  }
+
+  void on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id, std::uint32_t count) {
+    const auto q = names_.find(queue);
+    if (!q) return;
+    const Position* at = index_.find(*q, id);
+    // A hint: it may outlive its message, and the latest one written wins.
+    if (at == nullptr) return;
+    entries_[at->position].delivery_count = count;
+    reclaimer_.on_delivered(segment, queue, id);
+  }
+
+  void apply_batch(std::uint64_t segment, std::uint64_t offset, const Batch& batch) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const Record& r = batch[i];
       switch (r.kind) {
-        case RecordKind::message: {
-          auto [it, inserted] = index_.try_emplace(std::move(key), entries_.size());
-          if (!inserted) {
-            entries_[it->second].message.reset();
-            it->second = entries_.size();
-          }
-          reclaimer_.on_message(segment, r.queue, r.message_id);
-          // Offsets past 4 GiB (segment_bytes that large) cannot be named: no location.
-          const Location where = offset <= UINT32_MAX ? Location{segment, static_cast<std::uint32_t>(offset),
-                                                                 static_cast<std::uint32_t>(index)}
-                                                      : Location{};
-          entries_.push_back(RecoveredMessage{std::move(r.queue), std::move(r.message), 0, where});
+        case RecordKind::message:
+          on_message(segment, offset, static_cast<std::uint32_t>(i), r.queue, r.message_id, r.message,
+                     summarize(*r.message));
           break;
-        }
-        case RecordKind::ack: {
-          auto it = index_.find(key);
-          if (it == index_.end()) break;  // its segment is gone, or acked twice: harmless
-          entries_[it->second].message.reset();
-          index_.erase(it);
-          reclaimer_.on_ack(segment, r.queue, r.message_id);
-          break;
-        }
-        case RecordKind::delivered: {
-          auto it = index_.find(key);
-          // A hint: it may outlive its message, and the latest one written wins.
-          if (it == index_.end()) break;
-          entries_[it->second].delivery_count = r.delivery_count;
-          reclaimer_.on_delivered(segment, r.queue, r.message_id);
-          break;
-        }
+        case RecordKind::ack: on_ack(segment, r.queue, r.message_id); break;
+        case RecordKind::delivered: on_delivered(segment, r.queue, r.message_id, r.delivery_count); break;
       }
     }
   }
 
-  std::uint64_t visit_live(const std::function<void(RecoveredMessage)>& visit) {
-    std::uint64_t n = 0;
-    for (RecoveredMessage& e : entries_) {
-      if (!e.message) continue;
-      ++n;
-      visit(std::move(e));
+  void apply_index(const SegmentIndex& index) {
+    for (const IndexRecord& r : index.records) {
+      const std::string& queue = index.queues[r.queue];
+      switch (r.kind) {
+        case RecordKind::message: on_message(index.segment_id, r.offset, r.record, queue, r.id, nullptr, r.summary); break;
+        case RecordKind::ack: on_ack(index.segment_id, queue, r.id); break;
+        case RecordKind::delivered: on_delivered(index.segment_id, queue, r.id, r.delivery_count); break;
+      }
+    }
+  }
+
+  std::uint64_t live() const { return live_; }
+
+  // Visits the live entries in append order. A message that must come back whole and was
+  // applied from an index is read by location first; consecutive records of one frame share one
+  // read. A read that fails is an error, or (skip_corrupt) a warning and a skipped message.
+  Status visit_live(const std::filesystem::path& dir, RecoveryMode mode, RecoveryReport& report,
+                    const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log) {
+    FrameReadBack frames(dir);
+    std::uint64_t entered = 0, cached_segment = 0, cached_offset = 0;
+    Result<Batch> cached = unexpected(Errc::not_found);
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      Entry& e = entries_[i];
+      if (!e.live) continue;
+      RecoveredMessage out;
+      out.queue = names_.name(e.queue);
+      out.summary = e.summary;
+      out.delivery_count = e.delivery_count;
+      // Offsets past 4 GiB (segment_bytes that large) cannot be named: no location.
+      if (e.offset <= UINT32_MAX) out.location = Location{e.segment, static_cast<std::uint32_t>(e.offset), e.record};
+      if (summary_only(e.queue)) {
+        ++report.summaries;
+      } else if (e.message) {
+        out.message = std::move(e.message);
+      } else {
+        if (entered != e.segment) {
+          // Entries of one segment are contiguous (append order): count the frames wanted.
+          std::size_t wanted = 0;
+          std::uint64_t last_offset = UINT64_MAX;
+          for (std::size_t j = i; j < entries_.size() && entries_[j].segment == e.segment; ++j) {
+            const Entry& f = entries_[j];
+            if (f.live && !f.message && !summary_only(f.queue) && f.offset != last_offset) {
+              ++wanted;
+              last_offset = f.offset;
+            }
+          }
+          frames.enter(e.segment, wanted);
+          entered = e.segment;
+        }
+        if (cached_segment != e.segment || cached_offset != e.offset) {
+          cached_segment = e.segment;
+          cached_offset = e.offset;
+          cached = frames.read(e.offset);
+        }
+        Status found = ok();
+        if (!cached) {
+          found = unexpected(cached.error());
+        } else if (e.record >= cached->size() || (*cached)[e.record].kind != RecordKind::message ||
+                   (*cached)[e.record].message_id != e.summary.id || (*cached)[e.record].queue != out.queue) {
+          found = unexpected(Errc::corrupt_data, segment_path(dir, e.segment).string() + " at offset " +
+                                                     std::to_string(e.offset) + ": record " + std::to_string(e.record) +
+                                                     " is not the message its index names");
+        }
+        if (!found) {
+          if (mode == RecoveryMode::strict) return found;
+          log.warn("journal: skipping live message {} of {}: {} (recovery = skip_corrupt)", e.summary.id.to_string(),
+                   out.queue, found.error().detail);
+          ++report.skipped_messages;
+          continue;
+        }
+        out.message = (*cached)[e.record].message;
+        ++report.messages_read_back;
+      }
+      ++report.live_messages;
+      visit(std::move(out));
     }
     entries_.clear();
     index_.clear();
-    return n;
+    return ok();
   }
 
  private:
+  struct Entry {
+    model::MessagePtr message;
+    MessageSummary summary;  // id is the message's
+    std::uint64_t segment = 0;
+    std::uint64_t offset = 0;  // of the record's batch frame
+    std::uint32_t record = 0;
+    std::uint32_t queue = 0;   // in names_
+    std::uint32_t delivery_count = 0;
+    bool live = false;
+  };
+  struct Position {
+    std::uint32_t position = 0;  // in entries_
+  };
+
+  void compact() {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (!entries_[i].live) continue;
+      if (kept != i) {
+        entries_[kept] = std::move(entries_[i]);
+        index_.find(entries_[kept].queue, entries_[kept].summary.id)->position = static_cast<std::uint32_t>(kept);
+      }
+      ++kept;
+    }
+    entries_.truncate(kept);
+  }
+
+  void kill(std::uint32_t position) {
+    Entry& e = entries_[position];
+    e.live = false;
+    e.message.reset();
+    --live_;
+  }
+
+  // options_.summary_only, asked once per queue.
+  bool summary_only(std::uint32_t q) {
+    if (q >= decided_.size()) decided_.resize(q + 1, kUndecided);
+    if (decided_[q] == kUndecided) {
+      decided_[q] = options_.summary_only && options_.summary_only(names_.name(q)) ? 1 : 0;
+    }
+    return decided_[q] == 1;
+  }
+
+  static constexpr std::int8_t kUndecided = -1;
+  static constexpr std::size_t kCompactAbove = 1 << 16;  // dead entries tolerated beyond the live count
+
   SegmentReclaimer& reclaimer_;
-  std::vector<RecoveredMessage> entries_;
-  std::unordered_map<QueueMessageKey, std::size_t, QueueMessageKeyHash> index_;
+  const RecoverOptions& options_;
+  QueueNameTable names_;  // never released while replaying: decided_ is by index
+  QueueMessageTable<Position> index_;
+  ChunkedVector<Entry> entries_;
+  std::vector<std::int8_t> decided_;
+  std::uint64_t live_ = 0;
 };
 
 Status truncate_file(const std::filesystem::path& path, std::uint64_t size, bool sync) {
@@ -98,39 +318,104 @@ Status truncate_file(const std::filesystem::path& path, std::uint64_t size, bool
   return status;
 }
 
+
+// True when the segment's 32-byte header is this build's version, intact, and names the file's id.
+bool segment_header_is_good(const SegmentFile& file) {
+  const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char bytes[kSegmentHeaderBytes];
+  const ssize_t n = ::pread(fd, bytes, sizeof bytes, 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(sizeof bytes)) return false;
+  auto header = decode_segment_header(std::string_view(bytes, sizeof bytes));
+  return header && header->version == kFormatVersion && header->segment_id == file.id;
+}
+
+// Removes index files whose segment is gone (a crash between the two unlinks of a reclaimed
+// segment) and temporary ones (a crash before the rename): neither is ever read.
+void remove_stray_index_files(const std::filesystem::path& dir, const std::vector<SegmentFile>& segments,
+                              spdlog::logger& log) {
+  auto listed = list_index_files(dir);
+  if (!listed) {
+    log.warn("journal: {}", listed.error().detail);
+    return;
+  }
+  std::size_t s = 0;
+  for (const IndexFile& f : *listed) {
+    while (s < segments.size() && segments[s].id < f.id) ++s;
+    const bool has_segment = s < segments.size() && segments[s].id == f.id;
+    if (has_segment && !f.temporary) continue;
+    std::error_code ec;
+    std::filesystem::remove(f.path, ec);
+    if (ec) log.warn("journal: cannot remove stray index file {}: {}", f.path.string(), ec.message());
+    else log.info("journal: removed {} ({})", f.path.string(), f.temporary ? "never renamed: written when the broker stopped" : "its segment is gone");
+  }
+}
+
 }  // namespace
 
-Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, RecoveryMode mode,
-                                         bool sync,
-                                         const std::function<void(RecoveredMessage)>& visit,
-                                         spdlog::logger& log) {
+Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, RecoveryMode mode, bool sync,
+                                         const RecoverOptions& options,
+                                         const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log) {
   auto listed = list_segments(dir);
   if (!listed) return unexpected(std::move(listed).error());
   const std::vector<SegmentFile>& files = *listed;
+  remove_stray_index_files(dir, files, log);
 
   RecoveredJournal out;
-  ReplayState state(out.reclaimer);
+  ReplayState state(out.reclaimer, options);
   RecoveryReport& report = out.report;
   if (!files.empty()) out.next_segment_id = files.back().id + 1;
 
-  // A long replay says how far it is, once a second (read the clock every 256 batches).
+  // A long replay says how far it is, once a second (the clock is read every 256 batches and
+  // after every segment).
   const auto began = std::chrono::steady_clock::now();
   auto last_progress = began;
   std::uint64_t until_clock = 256;
-  auto progress = [&](std::size_t segment) {
-    if (--until_clock != 0) return;
+  auto progress = [&](std::size_t segment, bool segment_done) {
+    if (!segment_done && --until_clock != 0) return;
     until_clock = 256;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_progress < std::chrono::seconds(1)) return;
     last_progress = now;
-    log.info("journal recovery: segment {} of {}, {} segment(s) done, {} batch(es) replayed, {:.1f} s so far",
-             segment + 1, files.size(), segment, report.batches,
-             std::chrono::duration<double>(now - began).count());
+    log.info("journal recovery: segment {} of {}: {} from their index, {} read ({} batches); {} live messages so "
+             "far, {:.1f} s",
+             segment + 1, files.size(), report.segments_indexed, report.segments_read, report.batches,
+             state.live(), std::chrono::duration<double>(now - began).count());
+  };
+  auto track = [&](const SegmentFile& file) -> Status {
+    if (out.reclaimer.can_track(file.id)) return ok();
+    return unexpected(Errc::corrupt_data, file.path.string() + ": segment ids in " + dir.string() +
+                                              " span 2^32 or more (from " + files.front().path.filename().string() +
+                                              "): not a journal this build can track");
   };
 
   for (std::size_t i = 0; i < files.size(); ++i) {
     const SegmentFile& file = files[i];
     const bool last = i + 1 == files.size();
+
+    // A closed segment whose index matches it exactly: apply the index, leave the file unread.
+    // Its header is still checked (one small read): an unknown version or a damaged header is
+    // handled by reading the segment, exactly as without an index.
+    if (!last && segment_header_is_good(file)) {
+      auto index = load_index_file(dir, file.id, file.size);
+      if (index) {
+        if (auto tracked = track(file); !tracked) return unexpected(tracked.error());
+        out.reclaimer.add_segment(file.id);
+        state.apply_index(*index);
+        ++report.segments_indexed;
+        report.index_records += index->records.size();
+        out.last_segment = file.id;
+        out.last_segment_size = file.size;
+        progress(i, true);
+        continue;
+      }
+      if (index.error().code != Errc::not_found) {
+        log.warn("journal: not using index: {}; reading the segment instead", index.error().detail);
+        ++report.indexes_unusable;
+      }
+    }
+
     auto opened = SegmentReader::open(file.path);
     if (!opened) return unexpected(std::move(opened).error());
     SegmentReader& reader = *opened;
@@ -172,15 +457,20 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       continue;
     }
 
+    if (auto tracked = track(file); !tracked) return unexpected(tracked.error());
     out.reclaimer.add_segment(file.id);
+    SegmentIndexBuilder index;
+    index.reset(file.id);
+    bool damaged = false;
     std::uint64_t good_end = reader.position();
     for (;;) {
       auto item = reader.next();
       if (item.kind == SegmentReader::Item::Kind::end) break;
       if (item.kind == SegmentReader::Item::Kind::batch) {
         ++report.batches;
-        state.apply(file.id, item.offset, item.batch);
-        progress(i);
+        index.add_batch(item.offset, item.batch);
+        state.apply_batch(file.id, item.offset, item.batch);
+        progress(i, false);
         good_end = item.next;
         continue;
       }
@@ -208,12 +498,26 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       report.skipped_bytes += skip_to - item.offset;
       reader.seek(skip_to);
       good_end = skip_to;
+      damaged = true;
     }
     out.last_segment = file.id;
     out.last_segment_size = good_end;
+    if (last) {
+      out.tail_index = std::move(index);
+    } else if (!damaged) {
+      // Next time this closed segment is applied from its index. A segment with skipped damage
+      // gets none, so every start reads it again and warns again, as the operator was told.
+      if (auto written = write_index_file(dir, index, good_end, sync); written) {
+        ++report.indexes_written;
+      } else {
+        log.warn("journal: cannot write the index of {}: {}; it is read again at the next start",
+                 file.path.string(), written.error().detail);
+      }
+    }
+    progress(i, true);
   }
 
-  report.live_messages = state.visit_live(visit);
+  if (auto visited = state.visit_live(dir, mode, report, visit, log); !visited) return unexpected(visited.error());
   return out;
 }
 

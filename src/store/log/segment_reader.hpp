@@ -26,6 +26,8 @@ class SegmentReader {
 
   const std::filesystem::path& path() const { return path_; }
   std::uint64_t size() const { return bytes_.size(); }
+  // The whole file as read at open.
+  std::string_view bytes() const { return bytes_; }
 
   // Decodes the header (see decode_segment_header) and positions the reader after it.
   Result<SegmentHeader> read_header();

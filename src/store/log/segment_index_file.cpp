@@ -1,0 +1,112 @@
+#include "store/log/segment_index_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "store/log/journal_directory.hpp"
+
+namespace carrier::store::log {
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+Status write_all(int fd, const std::string& bytes, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      return unexpected(Errc::io_error, "write of " + path.string() + " at offset " + std::to_string(done) +
+                                            " failed: " + errno_text(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return ok();
+}
+
+}  // namespace
+
+Status write_index_file(const std::filesystem::path& dir, const SegmentIndexBuilder& builder,
+                        std::uint64_t segment_bytes, bool sync) {
+  const auto temp = index_temp_path(dir, builder.segment_id());
+  const auto path = index_path(dir, builder.segment_id());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + errno_text(errno));
+  Status st = write_all(fd, builder.encode(segment_bytes), temp);
+  if (st && sync && ::fdatasync(fd) != 0) {
+    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + errno_text(errno));
+  }
+  ::close(fd);
+  if (st && ::rename(temp.c_str(), path.c_str()) != 0) {
+    st = unexpected(Errc::io_error, "cannot rename " + temp.string() + " to " + path.filename().string() + ": " +
+                                        errno_text(errno));
+  }
+  if (!st) {
+    ::unlink(temp.c_str());
+    return st;
+  }
+  if (sync) return sync_directory(dir);
+  return ok();
+}
+
+Result<SegmentIndex> load_index_file(const std::filesystem::path& dir, std::uint64_t segment_id,
+                                     std::uint64_t segment_bytes) {
+  const auto path = index_path(dir, segment_id);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return unexpected(err == ENOENT ? Errc::not_found : Errc::io_error,
+                      "cannot open " + path.string() + ": " + errno_text(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + errno_text(err));
+  }
+  // An index takes at most about three bytes per byte of its segment (a 20-byte entry for an
+  // 18-byte ack, each queue name once): anything bigger is not this segment's, and is not
+  // read into memory.
+  if (static_cast<std::uint64_t>(st.st_size) > 3 * segment_bytes + kIndexHeaderBytes + 4096) {
+    ::close(fd);
+    return unexpected(Errc::corrupt_data, path.string() + ": " + std::to_string(st.st_size) +
+                                              " bytes, too large for a segment of " + std::to_string(segment_bytes) +
+                                              " bytes");
+  }
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return unexpected(Errc::io_error, "read of " + path.string() + " failed: " + errno_text(err));
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(done);
+  auto index = decode_segment_index(bytes);
+  if (!index) return unexpected(Errc::corrupt_data, path.string() + ": " + index.error().detail);
+  if (index->segment_id != segment_id) {
+    return unexpected(Errc::corrupt_data, path.string() + ": names segment " + std::to_string(index->segment_id));
+  }
+  if (index->segment_bytes != segment_bytes) {
+    return unexpected(Errc::corrupt_data, path.string() + ": stale, covers " + std::to_string(index->segment_bytes) +
+                                              " bytes of a segment now " + std::to_string(segment_bytes) +
+                                              " bytes long");
+  }
+  return std::move(*index);
+}
+
+}  // namespace carrier::store::log
