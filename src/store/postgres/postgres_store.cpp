@@ -222,7 +222,7 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
         continue;
       }
       ++live;
-      visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), {}, count,
+      visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count,
                              Location{static_cast<std::uint64_t>(seq), 0, 0}});
     }
   }
