@@ -137,4 +137,19 @@ void JournalLock::release() {
   fd_ = -1;
 }
 
+Status write_from_start(int fd, const std::string& bytes, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      return unexpected(Errc::io_error, "write of " + path.string() + " at offset " + std::to_string(done) +
+                                            " failed: " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return ok();
+}
+
 }  // namespace carrier::store::log

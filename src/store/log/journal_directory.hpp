@@ -49,6 +49,10 @@ Result<std::vector<SegmentFile>> list_segments(const std::filesystem::path& jour
 // fsync on the directory: makes a created, renamed or removed entry survive a crash.
 Status sync_directory(const std::filesystem::path& dir);
 
+// Writes all of `bytes` to fd from offset 0, through short writes and EINTR; an error names
+// `path` and the offset. A write that makes no progress is ENOSPC.
+Status write_from_start(int fd, const std::string& bytes, const std::filesystem::path& path);
+
 // An exclusive flock() on journal_dir/LOCK for the store's lifetime: two brokers appending to
 // one journal would interleave frames. Released by release() or the destructor.
 class JournalLock {

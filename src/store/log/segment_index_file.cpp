@@ -13,41 +13,21 @@
 
 namespace carrier::store::log {
 
-namespace {
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-Status write_all(int fd, const std::string& bytes, const std::filesystem::path& path) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : ENOSPC;
-      return unexpected(Errc::io_error, "write of " + path.string() + " at offset " + std::to_string(done) +
-                                            " failed: " + errno_text(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return ok();
-}
-
-}  // namespace
 
 Status write_index_file(const std::filesystem::path& dir, const SegmentIndexBuilder& builder,
                         std::uint64_t segment_bytes, bool sync) {
   const auto temp = index_temp_path(dir, builder.segment_id());
   const auto path = index_path(dir, builder.segment_id());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + errno_text(errno));
-  Status st = write_all(fd, builder.encode(segment_bytes), temp);
+  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + std::strerror(errno));
+  Status st = write_from_start(fd, builder.encode(segment_bytes), temp);
   if (st && sync && ::fdatasync(fd) != 0) {
-    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + errno_text(errno));
+    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + std::strerror(errno));
   }
   ::close(fd);
   if (st && ::rename(temp.c_str(), path.c_str()) != 0) {
     st = unexpected(Errc::io_error, "cannot rename " + temp.string() + " to " + path.filename().string() + ": " +
-                                        errno_text(errno));
+                                        std::strerror(errno));
   }
   if (!st) {
     ::unlink(temp.c_str());
@@ -64,13 +44,13 @@ Result<SegmentIndex> load_index_file(const std::filesystem::path& dir, std::uint
   if (fd < 0) {
     const int err = errno;
     return unexpected(err == ENOENT ? Errc::not_found : Errc::io_error,
-                      "cannot open " + path.string() + ": " + errno_text(err));
+                      "cannot open " + path.string() + ": " + std::strerror(err));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + errno_text(err));
+    return unexpected(Errc::io_error, "cannot stat " + path.string() + ": " + std::strerror(err));
   }
   // An index takes at most about three bytes per byte of its segment (a 20-byte entry for an
   // 18-byte ack, each queue name once): anything bigger is not this segment's, and is not
@@ -89,7 +69,7 @@ Result<SegmentIndex> load_index_file(const std::filesystem::path& dir, std::uint
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return unexpected(Errc::io_error, "read of " + path.string() + " failed: " + errno_text(err));
+      return unexpected(Errc::io_error, "read of " + path.string() + " failed: " + std::strerror(err));
     }
     if (n == 0) break;
     done += static_cast<std::size_t>(n);

@@ -13,24 +13,6 @@
 
 namespace carrier::store::log {
 
-namespace {
-
-Status write_all(int fd, const std::string& bytes, const std::filesystem::path& path) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done,
-                               static_cast<off_t>(done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return unexpected(Errc::io_error, "write of " + path.string() + " at offset " +
-                                            std::to_string(done) + " failed: " + std::strerror(errno));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return ok();
-}
-
-}  // namespace
 
 SegmentWriter::~SegmentWriter() {
   if (fd_ >= 0) ::close(fd_);
@@ -44,7 +26,7 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::create(const std::filesyst
     return unexpected(Errc::io_error, "cannot create " + path.string() + ": " + std::strerror(errno));
   }
   const std::string header = encode_segment_header(id);
-  auto written = write_all(fd, header, path);
+  auto written = write_from_start(fd, header, path);
   if (written && sync && ::fdatasync(fd) != 0) {
     written = unexpected(Errc::io_error, "fdatasync of " + path.string() + " failed: " +
                                              std::strerror(errno));
