@@ -89,9 +89,10 @@ struct MessageSummary {
 struct RecoveredMessage {
   std::string queue;
   model::MessagePtr message;         // null: only the summary was recovered
-  MessageSummary summary;            // meaningful when message is null
   std::uint32_t delivery_count = 0;  // > 0: it had been delivered before the restart
   Location location;                 // where it is stored: Store::read gets it back
+  // Last, so that the backends' RecoveredMessage{queue, message, count, location} stay valid.
+  MessageSummary summary;            // meaningful when message is null
 };
 
 }  // namespace carrier::store
