@@ -145,12 +145,21 @@ void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRe
 
 void Broker::append_locating(store::Batch batch, Completion done) {
   // Where each message record of a pageable queue lands, so its owner can page it out later.
+  // Only once memory is past half the budget (counting this batch): below it nothing will be
+  // paged soon, and the messages that arrived then stay in memory (at most half the budget), so
+  // a broker far from its budget pays no location map and no extra post per send.
   std::vector<std::pair<std::size_t, LocatedMessage>> wanted;
   if (queues_.paging()) {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const auto& r = batch[i];
-      if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
-        wanted.emplace_back(i, LocatedMessage{r.queue, r.message_id, {}});
+    std::int64_t bytes = 0;
+    for (const auto& r : batch) {
+      if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
+    }
+    if (shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& r = batch[i];
+        if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
+          wanted.emplace_back(i, LocatedMessage{r.queue, r.message_id, {}});
+        }
       }
     }
   }
