@@ -138,54 +138,9 @@ void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRe
   };
   // Append before routing: the store's order then puts every message record ahead of any ack
   // record for it, whichever shard writes the ack.
-  if (!batch.empty()) append_locating(std::move(batch), part);
+  if (!batch.empty()) queues_.append_locating(std::move(batch), part);
   for (auto& m : retained) retained_.retain(std::move(m));
   router_.route(std::move(to_queues), std::move(to_private), need_verdict ? Completion(part) : nullptr);
-}
-
-void Broker::append_locating(store::Batch batch, Completion done) {
-  // Where each message record of a pageable queue lands, so its owner can page it out later.
-  // Only once memory is past half the budget (counting this batch): below it nothing will be
-  // paged soon, and the messages that arrived then stay in memory (at most half the budget), so
-  // a broker far from its budget pays no location map and no extra post per send.
-  std::vector<std::pair<std::size_t, LocatedMessage>> wanted;
-  if (queues_.paging()) {
-    std::int64_t bytes = 0;
-    for (const auto& r : batch) {
-      if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
-    }
-    if (shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        const auto& r = batch[i];
-        if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
-          wanted.emplace_back(i, LocatedMessage{r.queue, r.message_id, {}});
-        }
-      }
-    }
-  }
-  if (wanted.empty()) {
-    shard_.store.append(std::move(batch), std::move(done));
-    return;
-  }
-  shard_.store.append_located(std::move(batch), [this, wanted = std::move(wanted), done = std::move(done)](
-                                                    Status st, std::vector<store::Location> at) mutable {
-    // On the store's writer thread: each owner hears of its queues' locations by a post.
-    if (st && at.size() > 0) {
-      std::vector<std::vector<LocatedMessage>> by_owner(shard_.shard_count());
-      for (auto& [i, l] : wanted) {
-        if (i >= at.size() || !at[i].valid()) continue;
-        l.location = at[i];
-        by_owner[shard_.owner_of(l.key).value()].push_back(std::move(l));
-      }
-      for (std::size_t s = 0; s < by_owner.size(); ++s) {
-        if (by_owner[s].empty()) continue;
-        shard_.post_to(model::ShardId(static_cast<std::uint32_t>(s)), [located = std::move(by_owner[s])](Broker& b) mutable {
-          b.owned_queues().note_locations(std::move(located));
-        });
-      }
-    }
-    if (done) done(std::move(st));
-  });
 }
 
 void Broker::commit(Transaction tx, Completion done) {
@@ -247,7 +202,7 @@ void Broker::commit(Transaction tx, Completion done) {
     apply(ok());
     return;
   }
-  append_locating(std::move(batch), [this, apply = std::move(apply)](Status status) mutable {
+  queues_.append_locating(std::move(batch), [this, apply = std::move(apply)](Status status) mutable {
     shard_.executor.post(shard_.self, [apply = std::move(apply), status = std::move(status)]() mutable { apply(std::move(status)); });
   });
 }

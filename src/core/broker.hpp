@@ -157,9 +157,6 @@ class Broker {
   LeaseTable& leases() { return leases_; }
 
  private:
-  // store.append(), or append_located() when the broker pages and the batch adds messages to
-  // pageable queues: their owners then learn where each landed (OwnedQueues::note_locations).
-  void append_locating(store::Batch batch, Completion done);
   void send_messages(std::vector<model::MessagePtr> messages, std::vector<StateRecord> state, Completion done,
                      std::vector<bool>* unmatched);
   void settle(ConsumerId id, std::vector<std::uint64_t> tags, bool is_ack, std::vector<StateRecord> state,

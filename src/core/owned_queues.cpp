@@ -167,6 +167,8 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
     update_pressure(key, it->second);
   }
   if (!batch.empty()) shard_.store.append(std::move(batch), [](Status) {});
+  // Messages whose locations came first (routed once durable) may be paged as soon as they are in.
+  if (!pageable_.empty()) page_if_over_budget();
   if (verdict) verdict(std::move(outcome));
 }
 

@@ -114,6 +114,9 @@ class OwnedQueues {
   // durable subscriptions' queues, stored; never temporary or private ones.
   bool paging() const { return shard_.memory != nullptr && shard_.memory->budget() != 0; }
   static bool pageable_key(std::string_view key);
+  // store.append(), or append_located() when the broker pages and the batch adds messages to
+  // pageable queues: their owners then learn where each landed (note_locations, posted).
+  void append_locating(store::Batch batch, Completion done);
   // Locations of records appended from any shard, for queues owned here; pages out if the
   // broker is over its budget.
   void note_locations(std::vector<LocatedMessage> located);

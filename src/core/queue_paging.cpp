@@ -5,6 +5,7 @@
 // accounting and the reads.
 #include <algorithm>
 
+#include "core/broker.hpp"
 #include "core/owned_queues.hpp"
 #include "core/redelivery.hpp"
 #include "model/queue_key.hpp"
@@ -46,6 +47,9 @@ void OwnedQueues::note_locations(std::vector<LocatedMessage> located_messages) {
   for (auto& l : located_messages) {
     if (!l.location.valid()) continue;
     auto* oq = find(l.key);
+    // Messages routed once durable (a transaction's, dead-letter copies) may find their queue
+    // not made yet: it is made now, as their arrival would (and collected if they never come).
+    if (oq == nullptr && starts_with(l.key, kQueuePrefix) && may_open(l.key)) oq = &open(l.key);
     // A subscription's queue is paged only while it is durable (its messages in the store).
     if (oq == nullptr || !oq->stored) continue;
     if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
@@ -53,6 +57,51 @@ void OwnedQueues::note_locations(std::vector<LocatedMessage> located_messages) {
     pageable_.insert(l.key);
   }
   page_if_over_budget();
+}
+
+void OwnedQueues::append_locating(store::Batch batch, Completion done) {
+  // Where each message record of a pageable queue lands, so its owner can page it out later.
+  // Only once memory is past half the budget (counting this batch): below it nothing will be
+  // paged soon, and the messages that arrived then stay in memory (at most half the budget), so
+  // a broker far from its budget pays no location map and no extra post per send.
+  std::vector<std::pair<std::size_t, LocatedMessage>> wanted;
+  if (paging()) {
+    std::int64_t bytes = 0;
+    for (const auto& r : batch) {
+      if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
+    }
+    if (shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& r = batch[i];
+        if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
+          wanted.emplace_back(i, LocatedMessage{r.queue, r.message_id, {}});
+        }
+      }
+    }
+  }
+  if (wanted.empty()) {
+    shard_.store.append(std::move(batch), std::move(done));
+    return;
+  }
+  shard_.store.append_located(std::move(batch), [this, wanted = std::move(wanted), done = std::move(done)](
+                                                    Status st, std::vector<store::Location> at) mutable {
+    // On the store's writer thread: each owner hears of its queues' locations by a post.
+    if (st && at.size() > 0) {
+      std::vector<std::vector<LocatedMessage>> by_owner(shard_.shard_count());
+      for (auto& [i, l] : wanted) {
+        if (i >= at.size() || !at[i].valid()) continue;
+        l.location = at[i];
+        by_owner[shard_.owner_of(l.key).value()].push_back(std::move(l));
+      }
+      for (std::size_t s = 0; s < by_owner.size(); ++s) {
+        if (by_owner[s].empty()) continue;
+        shard_.post_to(model::ShardId(static_cast<std::uint32_t>(s)), [located = std::move(by_owner[s])](Broker& b) mutable {
+          b.owned_queues().note_locations(std::move(located));
+        });
+      }
+    }
+    if (done) done(std::move(st));
+  });
 }
 
 void OwnedQueues::page_if_over_budget() {

@@ -525,6 +525,33 @@ TEST_F(OwnerPaging, BrowseReadsBackOnlyItsWindowAndLeavesThePagedEntries) {
   EXPECT_EQ(queue().paged(), paged);
 }
 
+TEST_F(OwnerPaging, DeadLetteredCopiesArePagedInTheirQueueAndReadBackInOrder) {
+  send(1, 10);
+  auto c = std::make_shared<broker_testing::Collector>();
+  ConsumerId id;
+  on(1, [&](Broker& b) { id = *b.subscribe({kQueue, AckMode::client_individual, 1000, c}, nullptr); });
+  settle();
+  send(11, 100);
+  settle();
+  ASSERT_EQ(c->got.size(), 100u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(1, [&](Broker& b) { b.reject(id, tags, nullptr); });
+  settle();
+  const std::string dlq = model::Destination{DestinationKind::queue, "DLQ.backlog"}.key();
+  auto& owner_of_dlq = *brokers_[model::owner_shard(dlq, kShards).value()];
+  auto* oq = owner_of_dlq.owned_queues().find(dlq);
+  ASSERT_NE(oq, nullptr);
+  EXPECT_EQ(oq->queue->depth(), 100u);
+  EXPECT_GT(oq->queue->paged(), 50u) << "the dead-letter queue's copies were located and paged";
+  auto reader = std::make_shared<broker_testing::Collector>();
+  on(0, [&](Broker& b) { (void)b.subscribe({{DestinationKind::queue, "DLQ.backlog"}, AckMode::auto_ack, 1000, reader}, nullptr); });
+  settle();
+  EXPECT_EQ(numbers(*reader).size(), 100u);
+  EXPECT_EQ(numbers(*reader).front(), "1");
+  EXPECT_EQ(numbers(*reader).back(), "100");
+}
+
 TEST_F(OwnerPaging, RecoveredSummariesAndFullMessagesOverTheBudgetComeBackPaged) {
   std::vector<Broker*> peers;
   for (auto& b : brokers_) peers.push_back(b.get());
