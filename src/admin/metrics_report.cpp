@@ -96,6 +96,14 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
   out.scalar("carrier_messages_redelivered_total", "counter", "Deliveries after the first of a message", c.redelivered);
   out.scalar("carrier_messages_dead_lettered_total", "counter",
              "Messages moved to a dead-letter queue, or dropped for want of one", c.dead_lettered);
+  out.scalar("carrier_messages_paged_out_total", "counter",
+             "Persistent messages that left memory past core.memory_budget_bytes (kept in the store)", c.paged_out);
+  out.scalar("carrier_messages_paged_in_total", "counter", "Paged messages read back from the store", c.paged_in);
+  out.scalar("carrier_page_in_missing_total", "counter",
+             "Paged messages found gone when read back (acked or removed meanwhile)", c.page_in_missing);
+  out.scalar("carrier_page_in_failures_total", "counter",
+             "Paged messages whose read failed (corrupt or I/O error): kept out of dispatch until a restart",
+             c.page_in_failed);
   out.scalar("carrier_messages_ready", "gauge", "Messages waiting in queues and named subscriptions",
              std::uint64_t{s.messages_ready});
   out.scalar("carrier_messages_unacked", "gauge", "Messages delivered and not yet acknowledged",

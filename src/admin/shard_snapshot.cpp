@@ -79,6 +79,10 @@ ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
     c.delivered += s.counters.delivered;
     c.redelivered += s.counters.redelivered;
     c.dead_lettered += s.counters.dead_lettered;
+    c.paged_out += s.counters.paged_out;
+    c.paged_in += s.counters.paged_in;
+    c.page_in_missing += s.counters.page_in_missing;
+    c.page_in_failed += s.counters.page_in_failed;
     c.publish_to_deliver.merge(s.counters.publish_to_deliver);
     auto& t = all.stats;
     t.queues += s.stats.queues;

@@ -132,6 +132,9 @@ int serve(const config::Flags& flags) {
   }
 
   core::MemoryGauge memory(cfg->core.memory_limit_bytes);
+  // The memory store holds every message anyway: nothing to page out to.
+  const bool pages = cfg->store.kind != "memory" && cfg->core.memory_budget_bytes != 0;
+  memory.set_budget(pages ? cfg->core.memory_budget_bytes : 0);
   core::DestinationPressure pressure;
   core::DestinationBudget destinations(cfg->core.max_destinations);
   // The stores that write to data_dir's disk watch its free space; PostgreSQL's disk is the
@@ -226,8 +229,13 @@ int serve(const config::Flags& flags) {
   notify_status("recovering the store");
   log->info("recovering the {} store", cfg->store.kind);
   auto last_progress = std::chrono::steady_clock::now();
-  auto st = store->recover([&](store::RecoveredMessage r) {
-    if (!protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
+  store::RecoverOptions recover_options;
+  // Queues and durable subscriptions may come back as summaries, read back when needed; the
+  // special keys (definitions, retained, scheduled topics, protocols' state) always in full.
+  if (pages) recover_options.summary_only = [](std::string_view key) { return core::OwnedQueues::pageable_key(key); };
+  auto st = store->recover(recover_options, [&](store::RecoveredMessage r) {
+    // A summary is always a queue's (summary_only names no protocol's keys).
+    if (!r.message || !protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
     // A long recovery says how far it is, once a second (the clock read every 4096 messages).
     if (++recovered % 4096 == 0 && std::chrono::steady_clock::now() - last_progress >= std::chrono::seconds(1)) {
       last_progress = std::chrono::steady_clock::now();

@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -259,6 +260,8 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 10, kUint32Max), c.core.sweep_interval_ms); }},
     {"memory_limit_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
+    {"memory_budget_bytes",
+     [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_budget_bytes); }},
     {"subscriber_backlog_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.subscriber_backlog_bytes); }},
     {"subscriber_backlog_overflow",
@@ -871,14 +874,25 @@ Status parse_listen(std::string_view text, std::string_view key, net::ListenerOp
   return ok();
 }
 
+std::uint64_t default_memory_budget_bytes() {
+  // A quarter of physical memory: room for the rest of the process and the page cache the
+  // store reads back through. Unknown (sysconf fails): 1 GiB.
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 1ull << 30;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) / 4;
+}
+
 Result<Config> parse_toml(std::string_view text, std::string_view source_name) {
   Config config;
+  config.core.memory_budget_bytes = default_memory_budget_bytes();
   if (auto applied = apply_toml(text, source_name, config); !applied) return unexpected(applied.error());
   return config;
 }
 
 Result<Config> load(const Flags& flags) {
   Config config;
+  config.core.memory_budget_bytes = default_memory_budget_bytes();
   if (flags.config_file) {
     auto text = read_file(*flags.config_file);
     if (!text) return unexpected(std::move(text).error());

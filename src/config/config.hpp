@@ -82,6 +82,9 @@ struct Flags {
 // value is an Errc::invalid_argument whose detail names the key (and the file and line for
 // TOML, or the users file and line).
 Result<Config> load(const Flags& flags);
+// [core] memory_budget_bytes when the file sets none: a quarter of the machine's physical
+// memory (sysconf), read once per load.
+std::uint64_t default_memory_budget_bytes();
 
 // Parses the TOML text alone (exposed for tests and the config fuzz target).
 Result<Config> parse_toml(std::string_view text, std::string_view source_name);

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -507,6 +508,16 @@ TEST(ConfigLoad, FileErrorsNameThePath) {
   ASSERT_FALSE(loaded);
   EXPECT_EQ(loaded.error().detail,
             "unknown key 'stomp.max_frame_byte' in " + file.path().string() + ":3:1");
+}
+
+TEST(ConfigParse, MemoryBudgetDefaultsToAQuarterOfRamAndTakesZero) {
+  const auto ram = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(parse_ok("").core.memory_budget_bytes, ram / 4);
+  EXPECT_EQ(default_memory_budget_bytes(), ram / 4);
+  EXPECT_EQ(parse_ok("[core]\nmemory_budget_bytes = 1048576\n").core.memory_budget_bytes, 1048576u);
+  EXPECT_EQ(parse_ok("[core]\nmemory_budget_bytes = 0\n").core.memory_budget_bytes, 0u);
+  EXPECT_FALSE(parse_toml("[core]\nmemory_budget_bytes = -1\n", "t"));
+  EXPECT_FALSE(parse_toml("[core]\nmemory_budget_bytes = \"1G\"\n", "t"));
 }
 
 TEST(ConfigParse, Policies) {

@@ -138,7 +138,7 @@ void Broker::send_messages(std::vector<MessagePtr> messages, std::vector<StateRe
   };
   // Append before routing: the store's order then puts every message record ahead of any ack
   // record for it, whichever shard writes the ack.
-  if (!batch.empty()) shard_.store.append(std::move(batch), part);
+  if (!batch.empty()) queues_.append_locating(std::move(batch), part);
   for (auto& m : retained) retained_.retain(std::move(m));
   router_.route(std::move(to_queues), std::move(to_private), need_verdict ? Completion(part) : nullptr);
 }
@@ -202,7 +202,7 @@ void Broker::commit(Transaction tx, Completion done) {
     apply(ok());
     return;
   }
-  shard_.store.append(std::move(batch), [this, apply = std::move(apply)](Status status) mutable {
+  queues_.append_locating(std::move(batch), [this, apply = std::move(apply)](Status status) mutable {
     shard_.executor.post(shard_.self, [apply = std::move(apply), status = std::move(status)]() mutable { apply(std::move(status)); });
   });
 }

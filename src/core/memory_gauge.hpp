@@ -9,6 +9,8 @@ namespace carrier::core {
 // Bytes of messages the broker holds, across all shards, against the global memory limit. Past
 // the limit, protocol sessions stop reading SENDs (TCP back-pressure on producers); once usage
 // falls under 90% of the limit, `on_relief` runs (once per pause) so they read again.
+// The same count against the paging budget ([core] memory_budget_bytes): past it, shards page
+// out persistent messages already in the store (docs/storage.md, "Paging"); 0 = never.
 // Thread-safe: atomics only; shards add and subtract, sessions ask.
 class MemoryGauge {
  public:
@@ -37,10 +39,19 @@ class MemoryGauge {
   std::int64_t used() const { return used_.load(std::memory_order_relaxed); }
   std::uint64_t limit() const { return limit_; }
 
+  void set_budget(std::uint64_t bytes) { budget_.store(bytes, std::memory_order_relaxed); }
+  std::uint64_t budget() const { return budget_.load(std::memory_order_relaxed); }
+  // `freed` bytes less would still be over the budget (false when there is none).
+  bool over_budget(std::int64_t freed = 0) const {
+    const auto b = budget();
+    return b != 0 && used() - freed > static_cast<std::int64_t>(b);
+  }
+
  private:
   std::uint64_t limit_;
   std::atomic<std::int64_t> used_{0};
   std::atomic<bool> paused_{false};
+  std::atomic<std::uint64_t> budget_{0};
   std::function<void()> on_relief_;
 };
 

@@ -241,10 +241,19 @@ void NamedSubscriptions::replace(NamedEntry entry, MessageId previous, bool was_
     }
     const ShardId home = shard_.self;
     shard_.post_to(owner, [key, durable, home, publish = std::move(publish)](Broker& b) mutable {
-      store::Batch moved;
-      b.owned_queues().set_durable(key, durable, moved);
-      if (!moved.empty()) b.context().store.append(std::move(moved), [](Status) {});
-      b.context().post_to(home, [publish = std::move(publish)](Broker&) mutable { publish(ok()); });
+      Broker* owner_broker = &b;
+      auto apply = [owner_broker, key, durable, home, publish = std::move(publish)]() mutable {
+        store::Batch moved;
+        owner_broker->owned_queues().set_durable(key, durable, moved);
+        if (!moved.empty()) owner_broker->context().store.append(std::move(moved), [](Status) {});
+        owner_broker->context().post_to(home, [publish = std::move(publish)](Broker&) mutable { publish(ok()); });
+      };
+      // Leaving the store, its messages must all be in memory: paged ones are read back first.
+      if (durable) {
+        apply();
+      } else {
+        b.owned_queues().page_in_all(key, std::move(apply));
+      }
     });
   };
   if (batch.empty()) {
@@ -298,15 +307,16 @@ void NamedSubscriptions::remove(std::string name, Completion done) {
 }
 
 void NamedSubscriptions::drop_on_owner(const std::string& key, bool durable, MessageId definition, Completion finish) {
-  std::vector<MessagePtr> gone;
+  std::vector<Queue::Entry> gone;
   bool stored = durable;
   if (auto* oq = queues_.find(key)) {
-    for (auto& e : oq->queue->take_all()) gone.push_back(std::move(e.message));
+    gone = oq->queue->take_all();
     stored = oq->stored;
-    queues_.drop(key);
   }
   store::Batch batch;
-  queues_.release(key, stored, gone, batch);
+  // Before the drop: release_entries forgets their store locations with the queue.
+  queues_.release_entries(key, stored, std::move(gone), batch);
+  queues_.drop(key);
   if (durable) batch.push_back(store::Record::acked(kDefinitions.key(), definition));
   if (batch.empty()) {
     finish(ok());

@@ -48,6 +48,10 @@ struct Options {
   std::vector<DestinationPolicy> policies;
   std::uint32_t sweep_interval_ms = 1000;  // expiry and idle sweeps
   std::uint64_t memory_limit_bytes = 0;    // stop reading producers past this many bytes of messages; 0: no limit
+  // Past this many bytes of messages held, persistent ones already stored are paged out (read
+  // back ahead of the consumers); 0: never. The config makes its default a quarter of the
+  // machine's memory (config::default_memory_budget_bytes); serve sets 0 for the memory store.
+  std::uint64_t memory_budget_bytes = 0;
   // The furthest ahead a producer may schedule a message (`delay`, `deliver-at`); further is refused.
   std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
   std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)

@@ -137,7 +137,9 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
       if (oq.block_policy != nullptr) break;
       Queue::Entry oldest;
       if (policy.overflow == OverflowPolicy::drop_oldest && q.take_oldest(oldest)) {
-        release(r.key, oq.stored, {oldest.message}, batch);
+        std::vector<Queue::Entry> gone;
+        gone.push_back(std::move(oldest));
+        release_entries(r.key, oq.stored, std::move(gone), batch);
         continue;
       }
       refused = true;
@@ -165,6 +167,8 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
     update_pressure(key, it->second);
   }
   if (!batch.empty()) shard_.store.append(std::move(batch), [](Status) {});
+  // Messages whose locations came first (routed once durable) may be paged as soon as they are in.
+  if (!pageable_.empty()) page_if_over_budget();
   if (verdict) verdict(std::move(outcome));
 }
 
@@ -253,10 +257,8 @@ void OwnedQueues::remove(std::string key, Completion done) {
     return;
   }
   auto& oq = it->second;
-  std::vector<MessagePtr> gone;
-  for (auto& e : oq.queue->take_all()) gone.push_back(std::move(e.message));
   store::Batch batch;
-  release(key, oq.stored, gone, batch);
+  release_entries(key, oq.stored, oq.queue->take_all(), batch);
   drop(it);
   if (batch.empty()) {
     if (done) done(ok());
@@ -267,10 +269,16 @@ void OwnedQueues::remove(std::string key, Completion done) {
   });
 }
 
-void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t delivery_count) {
+void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t delivery_count,
+                          store::Location location) {
   if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;  // its subscription is gone
   auto& oq = open(key);
   shard_.account_hold(*m);
+  if (paging() && location.valid() && oq.stored && m->persistent) {
+    if (!oq.locations) oq.locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
+    (*oq.locations)[m->id] = location;
+    pageable_.insert(key);
+  }
   if (m->deliver_at_ms > shard_.now_ms()) {
     shard_.at(m->deliver_at_ms, [this, key, m, delivery_count]() {
       // A queue collected as empty meanwhile comes back, as for any send; a subscription's
@@ -283,6 +291,56 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
     return;
   }
   oq.queue->restore(m, delivery_count);
+  // A backlog larger than the budget is restored without being held: its tail leaves as it comes.
+  page_if_over_budget();
+}
+
+void OwnedQueues::restore_summary(const std::string& key, const store::MessageSummary& summary,
+                                  store::Location location, std::uint32_t delivery_count) {
+  if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;
+  (void)open(key);
+  shard_.account(kPagedEntryBytes);
+  auto enter = [this, key, summary, location, delivery_count]() {
+    auto& oq = open(key);
+    oq.queue->restore_paged(summary, location, delivery_count);
+    return &oq;
+  };
+  if (summary.deliver_at_ms > shard_.now_ms()) {
+    shard_.at(summary.deliver_at_ms, [this, key, enter]() {
+      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) {
+        shard_.account(-kPagedEntryBytes);
+        return;
+      }
+      auto* oq = enter();
+      dispatch(key, *oq->queue, oq->stored);
+    });
+    return;
+  }
+  (void)enter();
+}
+
+void OwnedQueues::page_in_all(const std::string& key, std::function<void()> then) {
+  auto* oq = find(key);
+  if (oq == nullptr || oq->queue->paged() == 0) {
+    then();
+    return;
+  }
+  auto reads = oq->queue->paged_entries();
+  std::vector<store::ReadItem> items;
+  items.reserve(reads.size());
+  for (const auto& r : reads) items.push_back(r.item);
+  const auto self = shard_.self;
+  auto& executor = shard_.executor;
+  shard_.store.read(key, std::move(items),
+                    [this, self, &executor, key, incarnation = oq->incarnation, reads = std::move(reads),
+                     then = std::move(then)](std::vector<Result<MessagePtr>> answers) mutable {
+                      executor.post(self, [this, key = std::move(key), incarnation, reads = std::move(reads),
+                                           answers = std::move(answers), then = std::move(then)]() mutable {
+                        auto* q = find(key);
+                        if (q != nullptr && q->incarnation == incarnation) apply_answers(key, *q, reads, answers);
+                        then();
+                      });
+                    });
 }
 
 void OwnedQueues::set_durable(const std::string& key, bool durable, store::Batch& batch) {
@@ -291,9 +349,11 @@ void OwnedQueues::set_durable(const std::string& key, bool durable, store::Batch
   auto& oq = it->second;
   oq.durable = durable;
   if (oq.stored == durable) return;
-  // The messages it holds enter (or leave) the store with it.
+  // The messages it holds enter (or leave) the store with it. Leaving, none is paged: the
+  // caller read them back first (page_in_all); any still paged stays where it is stored.
+  if (!durable) oq.locations.reset();
   oq.queue->for_each([&](const Queue::Entry& e) {
-    if (!e.message->persistent) return;
+    if (!e.message || !e.message->persistent) return;
     batch.push_back(durable ? store::Record::added(key, e.message) : store::Record::acked(key, e.message->id));
   });
   oq.stored = durable;
@@ -326,7 +386,10 @@ void OwnedQueues::clear_pressure(const std::string& key, OwnedQueue& oq) {
 
 void OwnedQueues::release(const std::string& key, bool stored, const std::vector<MessagePtr>& gone,
                           store::Batch& batch) {
+  OwnedQueue* oq = nullptr;
+  if (!pageable_.empty() && pageable_.contains(key)) oq = find(key);
   for (const auto& m : gone) {
+    if (oq != nullptr) forget_location(*oq, m->id);
     shard_.account_release(*m);
     if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
   }
@@ -338,13 +401,7 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
   auto batches = queue.dispatch(now, expired);
   store::Batch records;
   std::vector<Routed> moved;
-  for (auto& e : expired) {
-    if (shard_.policy_for(e.message->destination).expired_to_dlq) {
-      redelivery_.dead_letter(key, stored, std::move(e), "expired", records, moved);
-    } else {
-      release(key, stored, {e.message}, records);
-    }
-  }
+  expire(key, stored, std::move(expired), records, moved);
   auto& counters = shard_.counters;
   for (auto& d : batches) {
     counters.delivered += d.batch.size();
@@ -374,19 +431,17 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
     }
   }
   redelivery_.finish_dead_letters(std::move(records), std::move(moved));
+  if (queue.paged() != 0 && !queue.reading()) {
+    if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) read_ahead(key, *oq);
+  }
 }
 
 void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Routed>& moved) {
   std::vector<std::string> idle;
   std::vector<std::string> empty;
   for (auto& [key, oq] : queues_) {
-    for (auto& e : oq.queue->take_expired(now)) {
-      if (shard_.policy_for(e.message->destination).expired_to_dlq) {
-        redelivery_.dead_letter(key, oq.stored, std::move(e), "expired", batch, moved);
-      } else {
-        release(key, oq.stored, {e.message}, batch);
-      }
-    }
+    expire(key, oq.stored, oq.queue->take_expired(now), batch, moved);
+    prune_locations(oq);
     // Emptied by expiry, overflow or dead-lettering, or created by a send that was refused.
     if (collectable(key, oq)) {
       empty.push_back(key);
@@ -405,9 +460,7 @@ void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Route
   }
   for (const auto& key : idle) {
     auto it = queues_.find(key);
-    std::vector<MessagePtr> gone;
-    for (auto& e : it->second.queue->take_all()) gone.push_back(std::move(e.message));
-    release(key, it->second.stored, gone, batch);
+    release_entries(key, it->second.stored, it->second.queue->take_all(), batch);
     drop(it);
   }
   for (const auto& key : empty) drop(queues_.find(key));

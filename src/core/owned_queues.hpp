@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct OwnedQueue {
   const DestinationPolicy* block_policy = nullptr;  // a queue whose overflow is `block`
   bool blocked = false;                             // marked in the shared DestinationPressure
   std::vector<std::pair<ConsumerId, ConsumerId>> watch_children;  // (parent, child) attached here
+  // Paging: where its persistent messages held in memory are stored, once the store said so
+  // (a paged entry carries its own). Allocated when the first location arrives.
+  std::unique_ptr<std::unordered_map<model::MessageId, store::Location>> locations;
+};
+
+// Where one message record of an appended batch landed (Store::append_located).
+struct LocatedMessage {
+  std::string key;
+  model::MessageId id;
+  store::Location location;
 };
 
 // Queue ownership and dispatch: the queues whose keys hash to this shard (named queues,
@@ -80,8 +91,15 @@ class OwnedQueues {
               std::vector<StateRecord> state, Completion done, bool requeue = true);
   // Deletes a queue and its messages.
   void remove(std::string key, Completion done);
-  // A recovered message, before serving.
-  void restore(const std::string& key, model::MessagePtr m, std::uint32_t delivery_count);
+  // A recovered message, before serving; with its location it may be paged out at once.
+  void restore(const std::string& key, model::MessagePtr m, std::uint32_t delivery_count,
+               store::Location location = {});
+  // A recovered message of which the store handed back only its summary: it enters paged.
+  void restore_summary(const std::string& key, const store::MessageSummary& summary, store::Location location,
+                       std::uint32_t delivery_count);
+  // Reads every paged ready message of `key` back into memory, then runs `then` here (an
+  // operator's move or filtered purge, a subscription leaving the store).
+  void page_in_all(const std::string& key, std::function<void()> then);
   // A named subscription's queue starts (or stops) keeping its persistent messages in the store.
   void set_durable(const std::string& key, bool durable, store::Batch& batch);
 
@@ -90,6 +108,36 @@ class OwnedQueues {
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Messages gone for good: their memory given back, their ack records (if stored) in `batch`.
   void release(const std::string& key, bool stored, const std::vector<model::MessagePtr>& gone, store::Batch& batch);
+
+  // Paging (queue_paging.cpp; docs/storage.md, "Paging"). Whether the broker pages at all
+  // (a budget is set), and whether this queue's messages may be paged: `queue:` queues and
+  // durable subscriptions' queues, stored; never temporary or private ones.
+  bool paging() const { return shard_.memory != nullptr && shard_.memory->budget() != 0; }
+  static bool pageable_key(std::string_view key);
+  // store.append(), or append_located() when the broker pages and the batch adds messages to
+  // pageable queues: their owners then learn where each landed (note_locations, posted).
+  void append_locating(store::Batch batch, Completion done);
+  // Locations of records appended from any shard, for queues owned here; pages out if the
+  // broker is over its budget.
+  void note_locations(std::vector<LocatedMessage> located);
+  // Pages out the tails of this shard's queues while the broker is over its budget.
+  void page_if_over_budget();
+  // Entries leaving for good (expired, purged, dropped, deleted), paged or not: memory back,
+  // ack records (if stored) in `batch`.
+  void release_entries(const std::string& key, bool stored, std::vector<Queue::Entry> gone, store::Batch& batch);
+  // Expired entries: to the dead-letter queue if their policy says so (paged ones read back
+  // first), else released. Paged ones of a `queue:` queue expire without being read.
+  void expire(const std::string& key, bool stored, std::vector<Queue::Entry> expired, store::Batch& batch,
+              std::vector<Routed>& moved);
+  // Reads the paged ones of `entries` back (those in memory pass as they are) and runs `then`
+  // here with the ones that could be read, in the order given. Those gone from the store are
+  // counted and dropped; so are those that fail to read (they stay in the store).
+  void read_back(const std::string& key, std::vector<Queue::Entry> entries,
+                 std::function<void(std::vector<Queue::Entry>)> then);
+  // Read-ahead window per queue: entries kept in memory at the head, and read back per read.
+  static constexpr std::size_t kReadWindow = 128;
+  // What a paged entry costs in memory, counted in the gauge in place of its message.
+  static constexpr std::int64_t kPagedEntryBytes = sizeof(Queue::Entry) + sizeof(Queue::Paged) + 16;
 
   // The periodic sweep's share: expired messages, idle and empty queues, pressure.
   void sweep(std::int64_t now, store::Batch& batch, std::vector<Routed>& moved);
@@ -114,6 +162,19 @@ class OwnedQueues {
   // A `block` queue that became full is marked in the pressure, and cleared below 90%.
   void update_pressure(const std::string& key, OwnedQueue& oq);
   void clear_pressure(const std::string& key, OwnedQueue& oq);
+  // Paging's halves (queue_paging.cpp).
+  store::Location located(const OwnedQueue& oq, const model::Message& m) const;
+  void page_queue(const std::string& key, OwnedQueue& oq, std::int64_t& freed);
+  void read_ahead(const std::string& key, OwnedQueue& oq);
+  void paged_in(const std::string& key, std::uint64_t incarnation, std::vector<Queue::PageRead> reads,
+                std::vector<Result<model::MessagePtr>> answers);
+  // Puts read answers into the queue: messages in, entries gone or unreadable out (counted).
+  void apply_answers(const std::string& key, OwnedQueue& oq, const std::vector<Queue::PageRead>& reads,
+                     std::vector<Result<model::MessagePtr>>& answers);
+  void forget_location(OwnedQueue& oq, const model::MessageId& id);
+  // A queue's location map holding many more ids than messages (records of refused or dropped
+  // sends whose location came after): rebuilt from what the queue holds.
+  void prune_locations(OwnedQueue& oq);
 
   ShardContext& shard_;
   Redelivery& redelivery_;
@@ -121,6 +182,7 @@ class OwnedQueues {
   NamedSubscriptions& named_;
   Map queues_;
   std::uint64_t next_incarnation_ = 1;
+  std::unordered_set<std::string> pageable_;  // queues with located messages in memory
 };
 
 }  // namespace carrier::core

@@ -11,8 +11,11 @@ using model::Message;
 using model::MessagePtr;
 
 namespace {
-std::size_t priority_index(const Message& m) { return std::min<std::size_t>(m.priority, 9); }
-bool expired(const Message& m, std::int64_t now_ms) { return m.expires_ms != 0 && m.expires_ms <= now_ms; }
+// Paged entries expire from their summary, without being read back.
+bool expired(const Queue::Entry& e, std::int64_t now_ms) {
+  const auto at = e.expires_ms();
+  return at != 0 && at <= now_ms;
+}
 }  // namespace
 
 Queue::Lane& Queue::lane_for(std::size_t priority) {
@@ -37,25 +40,36 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
   push_back_ready(std::move(e));
 }
 
+void Queue::restore_paged(const store::MessageSummary& summary, store::Location location, std::uint32_t delivery_count) {
+  Entry e;
+  e.paged = std::make_unique<Paged>(Paged{summary, location, false});
+  e.seq = next_seq_++;
+  e.delivery_count = delivery_count;
+  e.redelivered = delivery_count > 0;
+  push_back_ready(std::move(e));
+}
+
 void Queue::requeue(Entry entry) { push_ready(std::move(entry)); }
 
 void Queue::push_back_ready(Entry entry) {
-  note_expiry(*entry.message);
-  ready_bytes_ += entry.message->footprint();
+  note_expiry(entry);
+  ready_bytes_ += entry.footprint();
   ++ready_count_;
-  lane_for(priority_index(*entry.message)).push_back(std::move(entry));
+  if (entry.is_paged()) ++paged_count_;
+  lane_for(entry.priority()).push_back(std::move(entry));
 }
 
 void Queue::push_ready(Entry entry) {
-  auto& lane = lane_for(priority_index(*entry.message));
+  const std::size_t p = entry.priority();
+  auto& lane = lane_for(p);
   auto pos = std::lower_bound(lane.begin(), lane.end(), entry.seq,
                               [](const Entry& e, std::uint64_t seq) { return e.seq < seq; });
-  note_expiry(*entry.message);
-  ready_bytes_ += entry.message->footprint();
+  note_expiry(entry);
+  ready_bytes_ += entry.footprint();
   ++ready_count_;
+  if (entry.is_paged()) ++paged_count_;
   // Consumers that refused what was around it have not seen this one (or saw it before a
   // consumer that has since left took it): they are offered it again.
-  const std::size_t p = priority_index(*entry.message);
   for (auto& held : consumers_) {
     auto& c = *held;
     if (!c.ref.selector || entry.seq >= c.refused_below[p]) continue;
@@ -196,6 +210,7 @@ std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<En
   if (consumers_.empty() || ready_count_ == 0) return out;
   // One batch per consumer per call: the owner posts each batch to the consumer's shard once.
   std::vector<int> batch_of(consumers_.size(), -1);
+  stalled_ = false;
   for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
     if (!ready_[p]) continue;
     if (selective_consumers_ == 0) {
@@ -203,7 +218,9 @@ std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<En
     } else {
       dispatch_lane_selective(p, now_ms, expired_out, out, batch_of);
     }
-    if (!any_credit()) break;
+    // Stopped at a paged entry: lower priorities wait with it, so none overtakes it while it is
+    // read back.
+    if (stalled_ || !any_credit()) break;
   }
   if (!out.empty()) last_activity_ms_ = now_ms;
   return out;
@@ -214,19 +231,23 @@ void Queue::dispatch_lane(std::size_t p, std::int64_t now_ms, std::vector<Entry>
                           std::vector<Dispatch>& out, std::vector<int>& batch_of) {
   auto& lane = *ready_[p];
   while (!lane.empty() && any_credit()) {
-    const Message& m = *lane.front().message;
-    if (expired(m, now_ms)) {
-      ready_bytes_ -= m.footprint();
-      --ready_count_;
-      expired_out.push_back(std::move(lane.front()));
+    Entry& front = lane.front();
+    if (expired(front, now_ms)) {
+      take_out(front);
+      expired_out.push_back(std::move(front));
       lane.pop_front();
       continue;
     }
-    const std::size_t idx = choose(m);
+    if (front.is_paged()) {
+      stalled_ = true;
+      stall_lane_ = p;
+      stall_seq_ = front.seq;
+      break;
+    }
+    const std::size_t idx = choose(*front.message);
     if (idx == consumers_.size()) break;  // nobody has credit
-    ready_bytes_ -= m.footprint();
-    --ready_count_;
-    Entry e = std::move(lane.front());
+    take_out(front);
+    Entry e = std::move(front);
     lane.pop_front();
     deliver_to(idx, std::move(e), out, batch_of);
   }
@@ -248,22 +269,31 @@ void Queue::dispatch_lane_selective(std::size_t p, std::int64_t now_ms, std::vec
   // refused already: a backlog nobody matches is not walked at all.
   for (std::size_t i = position(next_unrefused(p, 0)); i < lane.size() && any_credit();) {
     const std::uint64_t seq = lane[i].seq;
-    if (offer(p, i, now_ms, expired_out, out, batch_of, first_hole)) {
+    const Offered offered = offer(p, i, now_ms, expired_out, out, batch_of, first_hole);
+    if (offered == Offered::taken) {
       ++i;
+    } else if (offered == Offered::paged) {
+      // Read back before any selector sees it; dispatch resumes here once it is.
+      stalled_ = true;
+      stall_lane_ = p;
+      stall_seq_ = seq;
+      break;
     } else {
       i = std::max(i + 1, position(next_unrefused(p, seq + 1)));
     }
   }
   // A consumer that still has credit had it all along (credit only shrinks here) and was offered
-  // every entry of this lane it had not refused before: nothing of the lane is pending for it.
+  // every entry of this lane it had not refused before: nothing of the lane is pending for it
+  // (unless the walk stopped at a paged entry, short of the lane's end).
   for (auto& held : consumers_) {
+    if (stalled_) break;
     auto& c = *held;
     if (!c.has_credit() || c.returned.empty()) continue;
     std::erase_if(c.returned, [p](const ConsumerState::Returned& r) { return r.lane == p; });
   }
   if (first_hole < lane.size()) {
     lane.erase(std::remove_if(lane.begin() + static_cast<std::ptrdiff_t>(first_hole), lane.end(),
-                              [](const Entry& e) { return !e.message; }),
+                              [](const Entry& e) { return e.empty(); }),
                lane.end());
   }
 }
@@ -282,17 +312,16 @@ std::uint64_t Queue::next_unrefused(std::size_t p, std::uint64_t from) const {
   return next;
 }
 
-bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
-                  std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole) {
+Queue::Offered Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+                            std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole) {
   Entry& e = (*ready_[p])[i];
-  const Message& m = *e.message;
-  if (expired(m, now_ms)) {
-    ready_bytes_ -= m.footprint();
-    --ready_count_;
+  if (expired(e, now_ms)) {
+    take_out(e);
     expired_out.push_back(std::move(e));
     first_hole = std::min(first_hole, i);
-    return true;
+    return Offered::taken;
   }
+  if (e.is_paged()) return Offered::paged;
   const std::size_t idx = choose_selective(e, p);
   if (idx == consumers_.size()) {
     // Every consumer with credit refused it (credit only shrinks during a dispatch, so each of
@@ -301,13 +330,12 @@ bool Queue::offer(std::size_t p, std::size_t i, std::int64_t now_ms, std::vector
       auto& c = *held;
       if (c.has_credit() && c.ref.selector && c.refused_below[p] <= e.seq) c.refused_below[p] = e.seq + 1;
     }
-    return false;
+    return Offered::refused;
   }
-  ready_bytes_ -= m.footprint();
-  --ready_count_;
+  take_out(e);
   deliver_to(idx, std::move(e), out, batch_of);
   first_hole = std::min(first_hole, i);
-  return true;
+  return Offered::taken;
 }
 
 std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
@@ -320,14 +348,13 @@ std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
     if (!slot) continue;
     auto& lane = *slot;
     auto keep = std::stable_partition(lane.begin(), lane.end(),
-                                      [now_ms](const Entry& e) { return !expired(*e.message, now_ms); });
+                                      [now_ms](const Entry& e) { return !expired(e, now_ms); });
     for (auto it = keep; it != lane.end(); ++it) {
-      ready_bytes_ -= it->message->footprint();
-      --ready_count_;
+      take_out(*it);
       out.push_back(std::move(*it));
     }
     lane.erase(keep, lane.end());
-    for (const auto& e : lane) note_expiry(*e.message);
+    for (const auto& e : lane) note_expiry(e);
   }
   return out;
 }
@@ -336,10 +363,9 @@ bool Queue::take_oldest(Entry& out) {
   for (auto& slot : ready_) {
     if (!slot || slot->empty()) continue;
     auto& lane = *slot;
+    take_out(lane.front());
     out = std::move(lane.front());
     lane.pop_front();
-    ready_bytes_ -= out.message->footprint();
-    --ready_count_;
     return true;
   }
   return false;
@@ -356,6 +382,8 @@ std::vector<Queue::Entry> Queue::take_all() {
     for (auto& e : c->unacked.take_all()) out.push_back(std::move(e));
   }
   ready_count_ = 0;
+  paged_count_ = 0;
+  stalled_ = false;
   next_expiry_ms_ = kNoExpiry;
   ready_bytes_ = 0;
   return out;
@@ -382,7 +410,160 @@ std::int64_t Queue::oldest_ready_timestamp_ms() const {
   for (const auto& lane : ready_) {
     if (lane && !lane->empty() && (first == nullptr || lane->front().seq < first->seq)) first = &lane->front();
   }
-  return first != nullptr ? first->message->timestamp_ms : 0;
+  return first != nullptr ? first->timestamp_ms() : 0;
+}
+
+Queue::Entry* Queue::find_ready(std::size_t lane, std::uint64_t seq) {
+  if (lane >= ready_.size() || !ready_[lane]) return nullptr;
+  auto& l = *ready_[lane];
+  auto it = std::lower_bound(l.begin(), l.end(), seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; });
+  return it != l.end() && it->seq == seq ? &*it : nullptr;
+}
+
+MessagePtr Queue::page(Entry& e, store::Location at) {
+  const Message& m = *e.message;
+  auto paged = std::make_unique<Paged>();
+  paged->summary = store::MessageSummary{m.id,           m.priority,    m.persistent,
+                                         m.timestamp_ms, m.expires_ms,  m.deliver_at_ms,
+                                         static_cast<std::uint32_t>(std::min<std::size_t>(m.footprint(), UINT32_MAX))};
+  paged->location = at;
+  // ready_bytes_ keeps counting the footprint: the summary says what the message weighs.
+  ready_bytes_ -= m.footprint();
+  ready_bytes_ += paged->summary.footprint;
+  e.paged = std::move(paged);
+  ++paged_count_;
+  return std::move(e.message);
+}
+
+std::vector<MessagePtr> Queue::page_out(std::size_t keep_head, const Locator& where,
+                                        const Enough& enough) {
+  std::vector<MessagePtr> out;
+  if (paged_count_ == ready_count_) return out;
+  // ahead[p]: ready entries of higher priorities, which dispatch offers before lane p's.
+  std::array<std::size_t, 10> ahead{};
+  std::size_t total = 0;
+  for (auto p = ready_.size(); p-- > 0;) {
+    ahead[p] = total;
+    if (ready_[p]) total += ready_[p]->size();
+  }
+  for (std::size_t p = 0; p < ready_.size(); ++p) {
+    if (!ready_[p]) continue;
+    auto& lane = *ready_[p];
+    for (std::size_t i = lane.size(); i-- > 0;) {
+      if (ahead[p] + i < keep_head) break;
+      Entry& e = lane[i];
+      // Everything before it was paged by an earlier call, or arrived since the head was read
+      // back: either way not this walk's to visit again.
+      if (e.is_paged()) break;
+      if (!e.message->persistent) continue;
+      const auto at = where(*e.message);
+      if (!at.valid()) continue;  // not durable yet: a later call pages it
+      out.push_back(page(e, at));
+      if (enough(*out.back())) return out;
+    }
+  }
+  return out;
+}
+
+std::vector<MessagePtr> Queue::page_out_again(std::span<const PageRead> entries, std::size_t keep_head,
+                                              const Locator& where, const Enough& enough) {
+  std::vector<MessagePtr> out;
+  for (const auto& r : entries) {
+    if (r.lane >= ready_.size() || !ready_[r.lane]) continue;
+    auto& lane = *ready_[r.lane];
+    auto it = std::lower_bound(lane.begin(), lane.end(), r.seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; });
+    if (it == lane.end() || it->seq != r.seq || it->is_paged() || !it->message->persistent) continue;
+    std::size_t ahead = static_cast<std::size_t>(it - lane.begin());
+    for (auto p = ready_.size(); p-- > r.lane + 1;) ahead += ready_[p] ? ready_[p]->size() : 0;
+    if (ahead < keep_head) continue;
+    const auto at = where(*it->message);
+    if (!at.valid()) continue;
+    out.push_back(page(*it, at));
+    if (enough(*out.back())) break;
+  }
+  return out;
+}
+
+std::vector<Queue::PageRead> Queue::read_ahead(std::size_t window) {
+  std::vector<PageRead> out;
+  if (paged_count_ == 0 || reading_ || consumers_.empty() || window == 0) return out;
+  // Up to `window` paged entries of lane p from index `from` on; the scan is bounded too.
+  const auto collect = [&](std::size_t p, std::size_t from) {
+    auto& lane = *ready_[p];
+    for (std::size_t i = from; i < lane.size() && i < from + 2 * window && out.size() < window; ++i) {
+      Entry& e = lane[i];
+      if (!e.is_paged() || e.paged->reading) continue;
+      e.paged->reading = true;
+      out.push_back(PageRead{p, e.seq, store::ReadItem{e.paged->summary.id, e.paged->location}});
+    }
+  };
+  if (selective_consumers_ != 0) {
+    // Which entries a selector will take is known only once read: read where dispatch stopped.
+    if (!stalled_ || !ready_[stall_lane_]) return out;
+    auto& lane = *ready_[stall_lane_];
+    const auto from = std::lower_bound(lane.begin(), lane.end(), stall_seq_,
+                                       [](const Entry& e, std::uint64_t s) { return e.seq < s; }) -
+                      lane.begin();
+    collect(stall_lane_, static_cast<std::size_t>(from));
+  } else {
+    std::size_t in_memory = 0;
+    for (auto p = ready_.size(); p-- > 0 && out.empty();) {
+      if (!ready_[p]) continue;
+      auto& lane = *ready_[p];
+      for (std::size_t i = 0; i < lane.size(); ++i) {
+        if (!lane[i].is_paged()) {
+          // Half a window still in memory ahead of the first paged entry: not yet.
+          if (++in_memory >= (window + 1) / 2) return out;
+          continue;
+        }
+        collect(p, i);
+        break;
+      }
+    }
+  }
+  stalled_ = false;
+  reading_ = !out.empty();
+  return out;
+}
+
+std::vector<Queue::PageRead> Queue::paged_entries() const {
+  std::vector<PageRead> out;
+  if (paged_count_ == 0) return out;
+  out.reserve(paged_count_);
+  for (std::size_t p = 0; p < ready_.size(); ++p) {
+    if (!ready_[p]) continue;
+    for (const auto& e : *ready_[p]) {
+      if (e.is_paged()) out.push_back(PageRead{p, e.seq, store::ReadItem{e.paged->summary.id, e.paged->location}});
+    }
+  }
+  return out;
+}
+
+bool Queue::page_in(const PageRead& at, MessagePtr message) {
+  Entry* e = find_ready(at.lane, at.seq);
+  if (e == nullptr || !e->is_paged() || !message || message->id != e->paged->summary.id) return false;
+  ready_bytes_ -= e->paged->summary.footprint;
+  ready_bytes_ += message->footprint();
+  e->message = std::move(message);
+  e->paged.reset();
+  --paged_count_;
+  return true;
+}
+
+std::optional<Queue::Entry> Queue::take_paged(const PageRead& at) {
+  Entry* e = find_ready(at.lane, at.seq);
+  if (e == nullptr || !e->is_paged()) return std::nullopt;
+  take_out(*e);
+  Entry out = std::move(*e);
+  auto& lane = *ready_[at.lane];
+  lane.erase(std::lower_bound(lane.begin(), lane.end(), at.seq,
+                              [](const Entry& x, std::uint64_t s) { return x.seq < s; }));
+  return out;
+}
+
+void Queue::unmark_reading(const PageRead& at) {
+  Entry* e = find_ready(at.lane, at.seq);
+  if (e != nullptr && e->is_paged()) e->paged->reading = false;
 }
 
 }  // namespace carrier::core

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,6 +16,7 @@
 #include "core/consumer.hpp"
 #include "core/unacked_log.hpp"
 #include "model/message.hpp"
+#include "store/store.hpp"
 
 namespace carrier::core {
 
@@ -31,11 +34,58 @@ class Queue {
   // may pass its own to count evaluations.
   using Matcher = std::function<bool(const selector::Selector&, const model::Message&)>;
 
+  // What a paged entry keeps of its message, whose body and headers stay in the store until
+  // read back (docs/storage.md, "Paging"). Allocated apart so that an entry in memory pays one
+  // pointer for it.
+  struct Paged {
+    store::MessageSummary summary;
+    store::Location location;
+    bool reading = false;  // a Store::read for it is out
+  };
+
+  // A ready or unacked message of the queue: in memory (`message` set) or paged (`paged` set,
+  // `message` null). Unacked entries are always in memory: they were delivered.
   struct Entry {
     model::MessagePtr message;
+    std::unique_ptr<Paged> paged;
     std::uint64_t seq = 0;  // arrival order within the queue
     std::uint32_t delivery_count = 0;
     bool redelivered = false;
+
+    Entry() = default;
+    Entry(Entry&&) noexcept = default;
+    Entry& operator=(Entry&&) noexcept = default;
+    // Copied only by a redelivery delay's task (std::function needs copies): deep, so a copy
+    // never shares the paged record it would free.
+    Entry(const Entry& o)
+        : message(o.message),
+          paged(o.paged ? std::make_unique<Paged>(*o.paged) : nullptr),
+          seq(o.seq),
+          delivery_count(o.delivery_count),
+          redelivered(o.redelivered) {}
+    Entry& operator=(const Entry& o) {
+      if (this != &o) *this = Entry(o);
+      return *this;
+    }
+    ~Entry() = default;
+
+    bool is_paged() const { return paged != nullptr; }
+    // Empty: neither (a hole left by selective dispatch, or a moved-from entry).
+    bool empty() const { return !message && !paged; }
+    const model::MessageId& id() const { return message ? message->id : paged->summary.id; }
+    std::size_t priority() const { return std::min<std::size_t>(message ? message->priority : paged->summary.priority, 9); }
+    std::int64_t expires_ms() const { return message ? message->expires_ms : paged->summary.expires_ms; }
+    std::int64_t timestamp_ms() const { return message ? message->timestamp_ms : paged->summary.timestamp_ms; }
+    bool persistent() const { return message ? message->persistent : paged->summary.persistent; }
+    // What the entry counts in ready_bytes: the message's footprint, in memory or not.
+    std::size_t footprint() const { return message ? message->footprint() : paged->summary.footprint; }
+  };
+
+  // A paged entry to read back: where it is (lane, seq) and what the store needs.
+  struct PageRead {
+    std::size_t lane = 0;
+    std::uint64_t seq = 0;
+    store::ReadItem item;
   };
 
   struct Dispatch {
@@ -56,8 +106,45 @@ class Queue {
   void enqueue(model::MessagePtr message);
   // A message from recovery: it keeps the delivery count it had before the restart.
   void restore(model::MessagePtr message, std::uint32_t delivery_count);
+  // A message from recovery that came back as a summary only: it enters paged.
+  void restore_paged(const store::MessageSummary& summary, store::Location location, std::uint32_t delivery_count);
   // Puts a returned entry back at its place (by arrival order within its priority).
   void requeue(Entry entry);
+
+  // Paging (docs/storage.md, "Paging"). Runs on the owner, which keeps the store locations and
+  // the memory accounting; the queue only moves entries between the two states.
+  //
+  // Where a ready message in memory is stored, or an invalid Location if it is not (yet).
+  using Locator = std::function<store::Location(const model::Message&)>;
+  // Told of each message just paged out; true: that is enough for now.
+  using Enough = std::function<bool(const model::Message&)>;
+  // Pages out ready entries in memory that `where` locates, the furthest from the head first
+  // (lowest priority, newest), leaving the first `keep_head` entries in dispatch order alone,
+  // until `enough` says so. Walks each lane from its tail back to its first paged entry, so a
+  // call costs what arrived since the last one. Returns the messages it let go.
+  std::vector<model::MessagePtr> page_out(std::size_t keep_head, const Locator& where,
+                                          const Enough& enough);
+  // The same for the given entries only (read back, then not taken): a selective consumer
+  // refusing a paged backlog does not pull it into memory window after window.
+  std::vector<model::MessagePtr> page_out_again(std::span<const PageRead> entries, std::size_t keep_head,
+                                                const Locator& where, const Enough& enough);
+  // The paged entries to read next, marked as being read: empty while a read is out, without
+  // consumers, or while the head holds at least half a `window` of messages in memory ahead of
+  // the first paged one. A selective dispatch that stopped at a paged entry reads from there.
+  std::vector<PageRead> read_ahead(std::size_t window);
+  // Every paged ready entry, left as it is (an operator's work reads them all back).
+  std::vector<PageRead> paged_entries() const;
+  // A read's answers, one per PageRead. Each returns false if the entry is no longer ready
+  // here (taken by expiry, purge, overflow): the answer is then dropped.
+  bool page_in(const PageRead& at, model::MessagePtr message);
+  // A paged entry whose read failed, taken out of the ready messages (not of the store).
+  std::optional<Entry> take_paged(const PageRead& at);
+  // A read that did not happen (the store is closing): the entry stays paged, unmarked.
+  void unmark_reading(const PageRead& at);
+  // The read issued by read_ahead() has been answered (all its entries handled).
+  void read_done() { reading_ = false; }
+  bool reading() const { return reading_; }
+  std::size_t paged() const { return paged_count_; }
 
   void add_consumer(ConsumerRef consumer);
   // Removes the consumer and hands back its unacked deliveries, flagged redelivered, in arrival
@@ -80,7 +167,8 @@ class Queue {
   bool take_oldest(Entry& out);
   // Every ready and unacked message, taken out (the queue is being deleted).
   std::vector<Entry> take_all();
-  // Every ready and unacked message, left in place (a subscription starts or stops being stored).
+  // Every ready and unacked message, left in place (a subscription starts or stops being stored,
+  // a browse): paged ones have no message.
   void for_each(const std::function<void(const Entry&)>& visit) const;
 
   std::size_t depth() const { return ready_count_; }
@@ -119,8 +207,18 @@ class Queue {
 
   void push_ready(Entry entry);
   void push_back_ready(Entry entry);
-  void note_expiry(const model::Message& m) {
-    if (m.expires_ms != 0 && m.expires_ms < next_expiry_ms_) next_expiry_ms_ = m.expires_ms;
+  void note_expiry(const Entry& e) {
+    const auto at = e.expires_ms();
+    if (at != 0 && at < next_expiry_ms_) next_expiry_ms_ = at;
+  }
+  // The ready entry (lane, seq), or null.
+  Entry* find_ready(std::size_t lane, std::uint64_t seq);
+  // Pages `e` out (it is in memory, `at` valid): returns its message.
+  model::MessagePtr page(Entry& e, store::Location at);
+  void take_out(Entry& e) {
+    ready_bytes_ -= e.footprint();
+    --ready_count_;
+    if (e.is_paged()) --paged_count_;
   }
   ConsumerState* find(ConsumerId id);
   bool accepts(const ConsumerState& c, const model::Message& m) const;
@@ -130,9 +228,10 @@ class Queue {
   std::size_t choose_selective(const Entry& e, std::size_t lane) const;
   void dispatch_lane(std::size_t lane, std::int64_t now_ms, std::vector<Entry>& expired_out,
                      std::vector<Dispatch>& out, std::vector<int>& batch_of);
-  // Offers lane[i] in dispatch_lane_selective: delivers it or drops it expired (true), or leaves
-  // it, refused by every consumer with credit (false).
-  bool offer(std::size_t lane, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
+  // Offers lane[i] in dispatch_lane_selective: delivers it or drops it expired (taken), leaves
+  // it, refused by every consumer with credit (refused), or stops at it, paged (paged).
+  enum class Offered { taken, refused, paged };
+  Offered offer(std::size_t lane, std::size_t i, std::int64_t now_ms, std::vector<Entry>& expired_out,
              std::vector<Dispatch>& out, std::vector<int>& batch_of, std::size_t& first_hole);
   // The smallest seq >= `from` in lane `lane` that some consumer with credit has not refused.
   std::uint64_t next_unrefused(std::size_t lane, std::uint64_t from) const;
@@ -162,6 +261,11 @@ class Queue {
   std::size_t round_robin_ = 0;
   std::size_t selective_consumers_ = 0;
   std::int64_t last_activity_ms_ = 0;
+  std::size_t paged_count_ = 0;  // ready entries that are paged
+  bool reading_ = false;         // a read_ahead() read is out
+  bool stalled_ = false;         // dispatch stopped at a paged entry: at (stall_lane_, stall_seq_)
+  std::size_t stall_lane_ = 0;
+  std::uint64_t stall_seq_ = 0;
 };
 
 }  // namespace carrier::core

@@ -28,12 +28,17 @@ Unexpected no_queue(const std::string& key) { return unexpected(Errc::not_found,
 
 // Up to `limit` ready messages `which` accepts (all when empty), taken out oldest first within
 // each priority; the others go back in their order. O(ready messages): an operator's request.
-std::vector<Queue::Entry> take_ready(Queue& queue, const MessageFilter& which, std::size_t limit) {
+// A paged entry (one that could not be read back) is taken only by an unfiltered purge, which
+// needs no message: `need_message` keeps it.
+std::vector<Queue::Entry> take_ready(Queue& queue, const MessageFilter& which, std::size_t limit,
+                                     bool need_message = false) {
   std::vector<Queue::Entry> taken;
   std::vector<Queue::Entry> kept;
   Queue::Entry e;
   while (taken.size() < limit && queue.take_oldest(e)) {
-    if (!which || which(*e.message)) {
+    if (e.is_paged() && (which || need_message)) {
+      kept.push_back(std::move(e));
+    } else if (!which || which(*e.message)) {
       taken.push_back(std::move(e));
     } else {
       kept.push_back(std::move(e));
@@ -51,15 +56,42 @@ void browse_queue(Broker& here, std::string key, std::size_t offset, std::size_t
   on_owner<Out>(
       here, key,
       [key, offset, limit](Broker& owner, Reply<Out> reply) {
-        auto* oq = owner.owned_queues().find(key);
+        auto& queues = owner.owned_queues();
+        auto* oq = queues.find(key);
         if (oq == nullptr) return reply(no_queue(key));
-        Out out;
+        // Copies of the entries in range; paged ones are read back (only these, not the backlog).
+        std::vector<Queue::Entry> window;
         std::size_t seen = 0;
         oq->queue->for_each([&](const Queue::Entry& e) {
-          if (seen++ < offset || out.size() >= limit) return;
-          out.push_back(BrowsedMessage{e.message, e.delivery_count, e.redelivered});
+          if (seen++ < offset || window.size() >= limit) return;
+          window.push_back(e);
         });
-        reply(std::move(out));
+        auto out = std::make_shared<Out>();
+        std::vector<store::ReadItem> items;
+        std::vector<std::size_t> at;  // where each read's answer goes in `out`
+        for (auto& e : window) {
+          if (e.is_paged()) {
+            at.push_back(out->size());
+            items.push_back(store::ReadItem{e.paged->summary.id, e.paged->location});
+          }
+          out->push_back(BrowsedMessage{e.message, e.delivery_count, e.redelivered});
+        }
+        if (items.empty()) return reply(std::move(*out));
+        // A browse leaves messages where they are: what is read back is only shown, not kept.
+        auto& ctx = owner.context();
+        ctx.store.read(key, std::move(items),
+                       [&ctx, out, at = std::move(at), reply = std::move(reply)](
+                           std::vector<Result<model::MessagePtr>> answers) mutable {
+                         ctx.executor.post(ctx.self, [out, at = std::move(at), answers = std::move(answers),
+                                                      reply = std::move(reply)]() mutable {
+                           for (std::size_t i = 0; i < at.size() && i < answers.size(); ++i) {
+                             if (answers[i]) (*out)[at[i]].message = std::move(*answers[i]);
+                           }
+                           // Gone or unreadable meanwhile: not shown.
+                           std::erase_if(*out, [](const BrowsedMessage& m) { return !m.message; });
+                           reply(std::move(*out));
+                         });
+                       });
       },
       std::move(done));
 }
@@ -70,19 +102,29 @@ void purge_queue(Broker& here, std::string key, MessageFilter which, std::size_t
       here, key,
       [key, which = std::move(which), limit](Broker& owner, Reply<std::size_t> reply) {
         auto& queues = owner.owned_queues();
-        auto* oq = queues.find(key);
-        if (oq == nullptr) return reply(no_queue(key));
-        std::vector<model::MessagePtr> gone;
-        for (auto& e : take_ready(*oq->queue, which, limit)) gone.push_back(std::move(e.message));
-        store::Batch batch;
-        queues.release(key, oq->stored, gone, batch);
-        const std::size_t n = gone.size();
-        queues.collect_if_empty(key);
-        if (batch.empty()) return reply(n);
-        owner.context().store.append(std::move(batch), [reply = std::move(reply), n](Status st) mutable {
-          if (!st) return reply(unexpected(st.error()));
-          reply(n);
-        });
+        if (queues.find(key) == nullptr) return reply(no_queue(key));
+        Broker* self = &owner;
+        auto purge = [self, key, which, limit, reply = std::move(reply)]() mutable {
+          auto& queues = self->owned_queues();
+          auto* oq = queues.find(key);
+          if (oq == nullptr) return reply(no_queue(key));
+          auto gone = take_ready(*oq->queue, which, limit);
+          const std::size_t n = gone.size();
+          store::Batch batch;
+          queues.release_entries(key, oq->stored, std::move(gone), batch);
+          queues.collect_if_empty(key);
+          if (batch.empty()) return reply(n);
+          self->context().store.append(std::move(batch), [reply = std::move(reply), n](Status st) mutable {
+            if (!st) return reply(unexpected(st.error()));
+            reply(n);
+          });
+        };
+        // A filter looks at messages: paged ones are read back first. Purging all needs none.
+        if (which) {
+          queues.page_in_all(key, std::move(purge));
+        } else {
+          purge();
+        }
       },
       std::move(done));
 }
@@ -92,9 +134,14 @@ void move_messages(Broker& here, std::string key, model::Destination to, Message
   on_owner<std::size_t>(
       here, key,
       [key, to = std::move(to), which = std::move(which), limit, remove](Broker& owner, Reply<std::size_t> reply) {
+        if (owner.owned_queues().find(key) == nullptr) return reply(no_queue(key));
+        // Copies need bodies: paged messages are read back first.
+        Broker* at = &owner;
+        owner.owned_queues().page_in_all(key, [at, key, to, which, limit, remove, reply = std::move(reply)]() mutable {
+        Broker& owner = *at;
         auto* oq = owner.owned_queues().find(key);
         if (oq == nullptr) return reply(no_queue(key));
-        auto taken = std::make_shared<std::vector<Queue::Entry>>(take_ready(*oq->queue, which, limit));
+        auto taken = std::make_shared<std::vector<Queue::Entry>>(take_ready(*oq->queue, which, limit, true));
         if (taken->empty()) return reply(std::size_t{0});
         std::vector<model::MessagePtr> copies;
         for (const auto& e : *taken) {
@@ -127,6 +174,7 @@ void move_messages(Broker& here, std::string key, model::Destination to, Message
             if (!st2) return reply(unexpected(st2.error()));
             reply(n);
           });
+        });
         });
       },
       std::move(done));

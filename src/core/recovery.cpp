@@ -14,6 +14,7 @@ void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessag
   const std::size_t n = brokers.size();
   const auto& m = r.message;
   if (NamedSubscriptions::is_definitions_key(r.queue)) {
+    if (!m) return;  // never asked as a summary (serve's summary_only names queues only)
     auto entry = NamedSubscriptions::parse_definition(*m);
     if (!entry) return;
     const auto owner = owner_shard(NamedSubscriptions::queue_key(entry->def.name), n).value();
@@ -38,7 +39,12 @@ void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessag
     b->retained().restore(key->name(), m);
     return;
   }
-  b->owned_queues().restore(r.queue, m, r.delivery_count);
+  if (!m) {
+    // Only the summary came back (RecoverOptions::summary_only): it enters paged.
+    b->owned_queues().restore_summary(r.queue, r.summary, r.location, r.delivery_count);
+    return;
+  }
+  b->owned_queues().restore(r.queue, m, r.delivery_count, r.location);
 }
 
 }  // namespace carrier::core

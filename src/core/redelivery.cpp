@@ -117,7 +117,8 @@ void Redelivery::write_and_route(store::Batch batch, std::vector<Routed> moved) 
     shard_.store.append(std::move(batch), [](Status) {});
     return;
   }
-  shard_.store.append(std::move(batch), [this, route, moved = std::move(moved)](Status st) mutable {
+  // Located: a dead-letter queue's backlog is paged like any queue's.
+  queues_.append_locating(std::move(batch), [this, route, moved = std::move(moved)](Status st) mutable {
     // If the move could not be stored the messages still go to the DLQ in memory: dropping them
     // would lose what the store still holds in the source queue for the next start.
     shard_.executor.post(shard_.self, [route, moved = std::move(moved)]() mutable { route(std::move(moved)); });

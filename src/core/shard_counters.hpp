@@ -39,6 +39,13 @@ struct ShardCounters {
   std::uint64_t delivered = 0;      // deliveries handed to consumers by queues owned here
   std::uint64_t redelivered = 0;    // of those, deliveries after the first
   std::uint64_t dead_lettered = 0;  // messages moved to a dead-letter queue (or dropped for want of one)
+  // Paging (docs/storage.md, "Paging"): messages paged out, read back, found gone when read
+  // back (acked or removed meanwhile), and whose read failed (corrupt or I/O error: kept out
+  // of dispatch until a restart reads them again).
+  std::uint64_t paged_out = 0;
+  std::uint64_t paged_in = 0;
+  std::uint64_t page_in_missing = 0;
+  std::uint64_t page_in_failed = 0;
   // From the broker taking a message (its id's time) to its first delivery.
   LatencyHistogram publish_to_deliver;
 };

@@ -91,6 +91,7 @@ struct RecoveredMessage {
   model::MessagePtr message;         // null: only the summary was recovered
   std::uint32_t delivery_count = 0;  // > 0: it had been delivered before the restart
   Location location;                 // where it is stored: Store::read gets it back
+  // Last, so that the backends' RecoveredMessage{queue, message, count, location} stay valid.
   MessageSummary summary;            // meaningful when message is null
 };
 
