@@ -47,9 +47,14 @@ def test_a_link_cut_mid_stream_heals_with_nothing_confirmed_lost_or_doubled(pair
     producer = pair.run_in(pair.a, lambda: stomp_client(a.broker.port))
     sent = [f"c-{i}" for i in range(150)]
     confirmed = []
+    cut = threading.Event()
 
     def produce():
-        for body in sent:
+        for i, body in enumerate(sent):
+            # The first 40 while the link flows (some still on the wire when it is cut), the
+            # rest once it is cut: a loaded machine's producer would otherwise finish first.
+            if i == 40:
+                cut.wait(60)
             producer.send("/queue/cut", body, headers={"persistent": "true"}, timeout=30)
             confirmed.append(body)
     thread = threading.Thread(target=produce)
@@ -57,6 +62,7 @@ def test_a_link_cut_mid_stream_heals_with_nothing_confirmed_lost_or_doubled(pair
     wait_for(lambda: len(on_b.messages) >= 20, 30, lambda: f"20 on B, got {len(on_b.messages)}")
     pair.link(False)  # no packet passes; neither side is told
     cut_at = len(confirmed)
+    cut.set()
     wait_for(lambda: len(confirmed) >= cut_at + 10, 30)  # A still confirms: its store has them
     pair.link(True)
     thread.join(90)
