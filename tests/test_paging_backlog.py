@@ -7,11 +7,11 @@ selector matches nothing does not make the broker read the paged backlog on ever
 """
 
 import time
-import urllib.request
 import uuid
 
 import paho.mqtt.client as mqtt
 
+from helpers.metrics import metric
 from helpers.reliable import config, core, now_ms, policy, rss_bytes, wait_clock_past
 from helpers.wait import wait_for
 
@@ -25,14 +25,6 @@ PRIORITIES = (1, 4, 8)
 def paging_config(**extra):
     return config(core(memory_budget_bytes=BUDGET, sweep_interval_ms=200),
                   policy("queue:paging.>", max_deliveries=2, redelivery_delay_ms=0), *extra.values())
-
-
-def metric(broker, name):
-    with urllib.request.urlopen(f"http://127.0.0.1:{broker.http_port}/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    raise AssertionError(f"no {name} in /metrics")
 
 
 def body(i):

@@ -456,6 +456,11 @@ void LogStore::answer(PendingRead& r) {
       cached_segment = item.location.file;
       cached_offset = item.location.offset;
       cached = frames_.read_batch(item.location.file, item.location.offset);
+      if (!cached && cached.error().code != Errc::not_found) {
+        // The live messages of this frame cannot be delivered: said once per frame read.
+        log_->error("journal {}: cannot read back messages of {} at segment {} offset {}: {}", dir_.string(), r.queue,
+                    cached_segment, cached_offset, cached.error().detail);
+      }
     }
     if (!cached) {
       // A segment deleted between the check and the open was reclaimed: nothing live there.
