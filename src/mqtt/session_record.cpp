@@ -138,10 +138,10 @@ std::optional<SessionRecord> decode_session(const model::Message& m) {
 }
 
 model::MessagePtr encode_subscription(const SubscriptionRecord& r, model::MessageId id, std::int64_t now_ms) {
-  model::Properties p;
-  p.emplace_back("format", kFormat);
-  p.emplace_back("client-id", r.client_id);
-  p.emplace_back("sub", subscription_text(r.filter, r.options));
+  // Built whole: g++ 12 at -O3 misreads emplace_back into an empty vector here (-Warray-bounds).
+  model::Properties p{{"format", std::string(kFormat)},
+                      {"client-id", r.client_id},
+                      {"sub", subscription_text(r.filter, r.options)}};
   return record_message(kSubscriptionsQueue, id, now_ms, std::move(p));
 }
 
@@ -194,11 +194,10 @@ std::optional<WillRecord> decode_will(const model::Message& m) {
 }
 
 model::MessagePtr encode_qos2(const Qos2Record& r, model::MessageId id, std::int64_t now_ms) {
-  model::Properties p;
-  p.emplace_back("format", kFormat);
-  p.emplace_back("client-id", r.client_id);
-  p.emplace_back("direction", r.inbound ? "in" : "out");
-  p.emplace_back("packet-id", std::to_string(r.packet_id));
+  model::Properties p{{"format", std::string(kFormat)},  // built whole, as in encode_subscription
+                      {"client-id", r.client_id},
+                      {"direction", r.inbound ? "in" : "out"},
+                      {"packet-id", std::to_string(r.packet_id)}};
   return record_message(kQos2Queue, id, now_ms, std::move(p));
 }
 
