@@ -6,6 +6,7 @@ fixtures print when a test fails.
 """
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -30,11 +31,39 @@ def carrier_bin():
     return REPO / "build" / "carrier"
 
 
+def _ephemeral_ports():
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_handed_out = set()
+
+
 def free_port():
-    """A loopback port nobody listens on right now (bind port 0, close)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nobody listens on right now, below the kernel's ephemeral range.
+
+    Port 0 would hand out an ephemeral port, the very range the kernel also takes the source
+    ports of outgoing connections from: a parallel test's client could hold it by the time the
+    broker binds (EADDRINUSE). Below that range only another test's pick can collide, and each
+    pick is random and checked bindable on every address."""
+    low, _ = _ephemeral_ports()
+    first = 20000 if low > 21000 else 10000
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(first, low)
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise AssertionError(f"no free port in {first}..{low - 1}")
 
 
 def port_accepts(port, host="127.0.0.1"):
