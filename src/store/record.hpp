@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,7 +68,8 @@ struct Location {
   std::uint32_t record = 0;
 
   bool valid() const { return file != 0; }
-  bool operator==(const Location&) const = default;
+  // Store order: file, then offset, then record (append order in every backend).
+  auto operator<=>(const Location&) const = default;
 };
 
 // What the core keeps of a message whose body and headers stay in the store (a paged entry):

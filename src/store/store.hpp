@@ -41,6 +41,24 @@ struct ReadItem {
 // caller's); it must not block.
 using ReadCallback = std::function<void(std::vector<Result<model::MessagePtr>>)>;
 
+// One live message a scan found, read in full.
+struct ScannedMessage {
+  model::MessagePtr message;
+  Location location;                 // where it is stored (what append_located() reported)
+  std::uint32_t delivery_count = 0;  // its latest delivered record's count, 0 if none
+};
+
+// What one scan() found. `next` is where the following scan of the same queue and priority
+// starts: past every record this one examined, so a record appended after this scan was called
+// is never behind it. `exhausted`: nothing more was stored at or after `next` when the scan
+// ran (a later append may add more).
+struct ScanResult {
+  std::vector<ScannedMessage> messages;  // in store order, each at or after `from`
+  Location next;
+  bool exhausted = false;
+};
+using ScanCallback = std::function<void(Result<ScanResult>)>;
+
 enum class RecoveryMode { strict, skip_corrupt };
 
 // What the caller of recover() lets the backend leave in the store.
@@ -97,6 +115,23 @@ class Store {
   // never waits behind a group commit's fsync; the SQL backends read on their writer thread,
   // between group commits (docs/storage.md, "Read path"). The default answers Errc::not_found.
   virtual void read(std::string queue, std::vector<ReadItem> items, ReadCallback done);
+  // Reads the live messages of `queue` whose priority is `priority`, stored at or after `from`
+  // (Location{}: from the first), in store order, up to `max` of them, asynchronously: `done`
+  // runs once, on one of the store's threads, and must not block. It is how the core reads back
+  // a queue's cold tail, of which it keeps no per-message state (docs/storage.md, "Cold tails").
+  //   - Store order is Location order (Location::operator<=>), which is append order in every
+  //     backend.
+  //   - "Live": stored by append() and not removed by an ack appended before scan() was called,
+  //     durable or not yet, so a message whose ack is on its way is never handed out again. A
+  //     message appended but not yet durable is not seen.
+  //   - A scan may examine many records and return fewer than `max` (other queues' and other
+  //     priorities' records are skipped), even none, without being exhausted: call again from
+  //     `next`.
+  // Errors: Errc::corrupt_data / io_error if a record in the range cannot be read (`next` is
+  // then lost: the caller stops scanning that tail), Errc::shutting_down once closed.
+  // can_scan() says whether a backend implements it; the default answers Errc::unavailable.
+  virtual bool can_scan() const { return false; }
+  virtual void scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done);
   // Writes and syncs everything appended so far, runs the callbacks, stops the writer thread.
   // append() after close() fails its callback with Errc::shutting_down.
   virtual void close() = 0;
@@ -118,6 +153,13 @@ inline void Store::read(std::string queue, std::vector<ReadItem> items, ReadCall
     answers.emplace_back(unexpected(Errc::not_found, "this store keeps no messages to read in " + queue));
   }
   if (done) done(std::move(answers));
+}
+
+inline void Store::scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) {
+  (void)priority;
+  (void)from;
+  (void)max;
+  if (done) done(unexpected(Errc::unavailable, "this store cannot scan " + queue));
 }
 
 // Builds the backend named by options.kind, or an error naming the unknown kind.
