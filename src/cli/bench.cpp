@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "cli/bench_backlog.hpp"
 #include "cli/bench_destinations.hpp"
 #include "cli/bench_fanout.hpp"
 #include "cli/bench_selector_backlog.hpp"
@@ -295,6 +296,7 @@ void add_bench_command(CLI::App& app) {
   add_destinations_command(*cmd);
   add_fanout_command(*cmd);
   add_selector_backlog_command(*cmd);
+  add_backlog_command(*cmd);
 }
 
 }  // namespace carrier::cli

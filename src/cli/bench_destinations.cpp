@@ -89,43 +89,15 @@ bool Destinations::start(bool first) {
     return false;
   }
   r_.pid = broker_.pid();
-  const auto deadline = broker_.started() + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(o_.start_timeout_s));
-  for (;;) {
-    if (!broker_.alive()) {
-      r_.errors.push_back("the broker exited during start-up" + log_tail(log_));
-      return false;
-    }
-    if (Clock::now() > deadline) {
-      r_.errors.push_back(fmt::format("not accepting after {:g} s", o_.start_timeout_s));
-      return false;
-    }
-    const int fd = connect_to(address_);
-    if (fd < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      continue;
-    }
-    ::close(fd);
-    break;
+  StartTimes times;
+  if (auto e = await_stomp_start(broker_, address_, log_, o_.vhost, o_.login, o_.passcode, o_.start_timeout_s, times)) {
+    r_.errors.push_back(*e);
+    return false;
   }
-  const double listen = ms_since(broker_.started());
-  BlockingStomp probe;
-  for (;;) {
-    // A broker may accept before it speaks STOMP (RabbitMQ's plugin starts late): retry.
-    auto e = probe.open(address_, o_.vhost, o_.login, o_.passcode, "");
-    if (!e) break;
-    if (Clock::now() > deadline || !broker_.alive()) {
-      r_.errors.push_back("first STOMP connection: " + *e + log_tail(log_));
-      return false;
-    }
-    probe.close();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  const double connected = ms_since(broker_.started());
-  (first ? r_.listen_ms : r_.restart_listen_ms) = listen;
-  (first ? r_.start_ms : r_.restart_start_ms) = connected;
-  progress(fmt::format("{}: accepting after {:.0f} ms, CONNECTED after {:.0f} ms", first ? "start" : "restart", listen,
-                       connected));
+  (first ? r_.listen_ms : r_.restart_listen_ms) = times.listen_ms;
+  (first ? r_.start_ms : r_.restart_start_ms) = times.connected_ms;
+  progress(fmt::format("{}: accepting after {:.0f} ms, CONNECTED after {:.0f} ms", first ? "start" : "restart",
+                       times.listen_ms, times.connected_ms));
   return true;
 }
 

@@ -293,4 +293,35 @@ bool BrokerProcess::stop(std::chrono::seconds grace) {
   return false;
 }
 
+std::optional<std::string> await_stomp_start(BrokerProcess& broker, const Address& a, const fs::path& log,
+                                             const std::string& vhost, const std::string& login,
+                                             const std::string& passcode, double timeout_s, StartTimes& times) {
+  const auto deadline = broker.started() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(timeout_s));
+  for (;;) {
+    if (!broker.alive()) return "the broker exited during start-up" + log_tail(log);
+    if (std::chrono::steady_clock::now() > deadline) return fmt::format("not accepting after {:g} s", timeout_s);
+    const int fd = connect_to(a);
+    if (fd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    ::close(fd);
+    break;
+  }
+  times.listen_ms = ms_since(broker.started());
+  BlockingStomp probe;
+  for (;;) {
+    auto e = probe.open(a, vhost, login, passcode, "");
+    if (!e) break;
+    if (std::chrono::steady_clock::now() > deadline || !broker.alive()) {
+      return "first STOMP connection: " + *e + log_tail(log);
+    }
+    probe.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  times.connected_ms = ms_since(broker.started());
+  return std::nullopt;
+}
+
 }  // namespace carrier::cli::bench

@@ -65,6 +65,8 @@ class BlockingStomp {
   // Reads frames until a MESSAGE (counted in `messages`).
   std::optional<std::string> await_message();
   void close();
+  // The start of the last frame read (its head, and the body's first bytes: 500 in all).
+  const std::string& last_frame() const { return last_; }
 
   std::uint64_t messages = 0;
 
@@ -107,5 +109,18 @@ class BrokerProcess {
   pid_t pid_ = -1;
   std::chrono::steady_clock::time_point started_;
 };
+
+// How long a broker took from exec to accepting connections, and to a STOMP CONNECTED.
+struct StartTimes {
+  double listen_ms = 0;
+  double connected_ms = 0;
+};
+
+// Waits, up to `timeout_s` from its start, until `broker` accepts on `a` and answers a STOMP
+// CONNECT (a broker may accept before it speaks STOMP: RabbitMQ's plugin starts late), and says
+// when each happened. The error says why not, with the end of its `log`.
+std::optional<std::string> await_stomp_start(BrokerProcess& broker, const Address& a, const std::filesystem::path& log,
+                                             const std::string& vhost, const std::string& login,
+                                             const std::string& passcode, double timeout_s, StartTimes& times);
 
 }  // namespace carrier::cli::bench
