@@ -9,82 +9,19 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "base/heap_counter.hpp"
 #include "store/log/journal_test_support.hpp"
 #include "store/log/reclaimer.hpp"
-
-namespace {
-
-std::atomic<std::int64_t> g_live_bytes{0};
-std::atomic<std::int64_t> g_live_blocks{0};
-std::atomic<std::int64_t> g_peak_bytes{0};  // highest g_live_bytes since the last reset
-constexpr std::size_t kHeader = 16;  // where the size is kept; keeps the 16-byte alignment of new
-
-void* counted_new(std::size_t n) {
-  auto* p = static_cast<unsigned char*>(std::malloc(n + kHeader));
-  if (p == nullptr) throw std::bad_alloc();
-  *reinterpret_cast<std::size_t*>(p) = n;
-  const std::int64_t now = g_live_bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed) +
-                           static_cast<std::int64_t>(n);
-  g_live_blocks.fetch_add(1, std::memory_order_relaxed);
-  std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-  return p + kHeader;
-}
-
-void counted_delete(void* q) noexcept {
-  if (q == nullptr) return;
-  auto* p = static_cast<unsigned char*>(q) - kHeader;
-  g_live_bytes.fetch_sub(static_cast<std::int64_t>(*reinterpret_cast<std::size_t*>(p)), std::memory_order_relaxed);
-  g_live_blocks.fetch_sub(1, std::memory_order_relaxed);
-  std::free(p);
-}
-
-}  // namespace
-
-void* operator new(std::size_t n) { return counted_new(n); }
-void* operator new[](std::size_t n) { return counted_new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted_new(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted_new(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { counted_delete(p); }
-void operator delete[](void* p) noexcept { counted_delete(p); }
-void operator delete(void* p, std::size_t) noexcept { counted_delete(p); }
-void operator delete[](void* p, std::size_t) noexcept { counted_delete(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { counted_delete(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_delete(p); }
 
 namespace carrier::store::log {
 namespace {
 
-constexpr std::int64_t kChunkOverhead = 16;
-
-struct Usage {
-  std::int64_t bytes = g_live_bytes.load();
-  std::int64_t blocks = g_live_blocks.load();
-};
-
-std::int64_t per_item(const Usage& before, const Usage& after, std::int64_t count) {
-  return ((after.bytes - before.bytes) + (after.blocks - before.blocks) * kChunkOverhead) / count;
-}
+using heap_counter::per_item;
 
 void report(const char* what, std::int64_t bytes) {
   std::printf("[ cost ] %s: %lld bytes per live message\n", what, static_cast<long long>(bytes));
@@ -109,14 +46,14 @@ std::int64_t reclaimer_bytes_per_message(std::int64_t count) {
   const auto queues = queue_keys();
   SegmentReclaimer r;
   for (std::uint64_t s = 1; s <= 64; ++s) r.add_segment(s);
-  const Usage before;
+  const auto before = heap_counter::Usage::now();
   for (std::int64_t i = 0; i < count; ++i) {
     const auto n = static_cast<std::uint64_t>(i);
     const std::uint64_t segment = 1 + n * 64 / static_cast<std::uint64_t>(count);
     r.on_message(segment, queues[n % queues.size()], id_of(n));
     if (n % 10 == 0) r.on_delivered(segment, queues[n % queues.size()], id_of(n));
   }
-  const Usage after;
+  const auto after = heap_counter::Usage::now();
   EXPECT_EQ(r.live_messages(), static_cast<std::size_t>(count));
   return per_item(before, after, count);
 }
@@ -132,16 +69,16 @@ TEST(JournalCost, ReclaimerPerLiveMessage) {
 
 TEST(JournalCost, ReclaimerGivesItsMemoryBackWhenTheBacklogDrains) {
   const auto queues = queue_keys();
-  const Usage before;
+  const auto before = heap_counter::Usage::now();
   SegmentReclaimer r;
   r.add_segment(1);
   r.add_segment(2);
   constexpr std::uint64_t kCount = 200'000;
   for (std::uint64_t n = 0; n < kCount; ++n) r.on_message(1, queues[n % queues.size()], id_of(n));
-  const Usage full;
+  const auto full = heap_counter::Usage::now();
   for (std::uint64_t n = 0; n < kCount; ++n) r.on_ack(2, queues[n % queues.size()], id_of(n));
   EXPECT_EQ(r.live_messages(), 0u);
-  const Usage drained;
+  const auto drained = heap_counter::Usage::now();
   // What is left after the drain is a small table, not one sized for the peak.
   EXPECT_LT(drained.bytes - before.bytes, (full.bytes - before.bytes) / 16);
 }
@@ -180,11 +117,11 @@ TEST(JournalCost, RecoveryPeakPerLiveMessageWithSummaries) {
     paged.summary_only = [](std::string_view) { return true; };
     LogStore store(o);
     ASSERT_TRUE(store.open());
-    const Usage before;
-    g_peak_bytes.store(before.bytes);
+    const auto before = heap_counter::Usage::now();
+    heap_counter::reset_peak();
     std::int64_t visited = 0;
     ASSERT_TRUE(store.recover(paged, [&](RecoveredMessage m) { visited += m.message ? 0 : 1; }));
-    const std::int64_t peak = (g_peak_bytes.load() - before.bytes) / kCount;
+    const std::int64_t peak = (heap_counter::peak_bytes() - before.bytes) / kCount;
     EXPECT_EQ(visited, kCount);
     report(indexed ? "recovery_peak_from_index" : "recovery_peak_reading_segments", peak);
     // One ~100-byte replay entry and two table entries per message, plus one 4 MiB segment
