@@ -71,6 +71,28 @@ def test_an_event_stream_for_a_new_queue_past_max_destinations_is_refused_and_co
     assert refusals(broker, "destinations") == before + 1
 
 
+def test_a_long_poll_of_a_new_queue_past_max_destinations_is_refused_at_once(broker_factory):
+    broker = broker_factory(store="memory", config="[limits]\nmax_destinations = 2\n")
+    existing = name()
+    send(broker.http_port, existing, b"kept")
+    send(broker.http_port, name(), b"x")
+    before = refusals(broker, "destinations")
+
+    # A 30 s wait: the refusal must come back well before it is over, as a 429, not a 204.
+    started = time.monotonic()
+    r = request(broker.http_port, "GET", f"/v1/queues/{name()}/messages?wait=30s", timeout=25)
+    assert_problem(r, 429, "max_destinations")
+    assert time.monotonic() - started < 20
+    assert refusals(broker, "destinations") == before + 1
+
+    # The same for a leased poll, whose reserved leases are given back.
+    r = request(broker.http_port, "GET", f"/v1/queues/{name()}/messages?wait=30s&ack=lease", timeout=25)
+    assert_problem(r, 429, "max_destinations")
+    # A queue that exists is still served on the same terms.
+    r = request(broker.http_port, "GET", f"/v1/queues/{existing}/messages?wait=5s")
+    assert r.status == 200 and r.json()[0]["body"] == "kept", r
+
+
 def test_event_streams_past_the_per_source_cap_are_refused_and_counted(broker_factory):
     broker = broker_factory(config="[limits]\nexempt_loopback = false\nmax_connections_per_source = 1\n"
                                    "connection_rate_per_source = 0\n")

@@ -104,7 +104,22 @@ void Session::start_poll(core::SubscribeRequest request, const PollParams& param
   }
   request.prefetch = poll.max;
   request.consumer = poll_consumer_;
-  auto consumer = broker_.subscribe(std::move(request), nullptr);
+  const std::uint64_t seq = request_seq_;
+  auto weak = std::weak_ptr<Session>(shared_from_this());
+  // A queue's owner shard may refuse the consumer (a new queue past [limits] max_destinations,
+  // counted there): the waiting poll is then answered with that refusal (429), as a send's
+  // would be, not with a 204 once the wait is over.
+  auto consumer = broker_.subscribe(std::move(request), [weak, seq](Status st) {
+    if (st) return;
+    auto self = weak.lock();
+    if (!self || self->is_closing() || !self->poll_ || self->poll_->request != seq || seq != self->request_seq_) return;
+    self->release_reservation(*self->poll_);
+    self->broker_.unsubscribe(self->poll_->consumer, nullptr);
+    self->poll_.reset();
+    if (self->request_timer_) self->request_timer_->cancel();
+    self->problem(st.error());
+    self->flush();
+  });
   if (!consumer) {
     release_reservation(poll);
     problem(consumer.error());
@@ -112,8 +127,6 @@ void Session::start_poll(core::SubscribeRequest request, const PollParams& param
   }
   poll.consumer = *consumer;
   poll_ = poll;
-  const std::uint64_t seq = request_seq_;
-  auto weak = std::weak_ptr<Session>(shared_from_this());
   request_timer_ = std::make_unique<net::asio::steady_timer>(executor());
   request_timer_->expires_after(
       std::max<std::chrono::milliseconds>(std::chrono::milliseconds(params.wait_ms), kMinimalWait));
