@@ -206,6 +206,12 @@ void Link::on_data(std::string& buffer) {
       return;
     }
     if (step->need_more()) break;
+    if (step->frame && holds(*step->frame)) {
+      // Left unread until the broker's relief resumes this transport: the far node's pushes
+      // wait in its queues (its forwarding consumers' credit bounds what is in flight).
+      transport_->pause_reading();
+      break;
+    }
     used += step->consumed;
     if (step->rejected) {
       const auto& r = *step->rejected;
@@ -217,6 +223,12 @@ void Link::on_data(std::string& buffer) {
   counters_.bytes_in += used;
   buffer.erase(0, used);
   transport_->flush();
+}
+
+bool Link::holds(const codec::Frame& frame) const {
+  const bool arrival = std::holds_alternative<codec::PushRequest>(frame.body) ||
+                       std::holds_alternative<codec::SendbackRequest>(frame.body);
+  return arrival && up_ && node_.holds_arrivals();
 }
 
 void Link::handle(codec::Frame& frame) {

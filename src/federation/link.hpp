@@ -101,6 +101,8 @@ class Link final : public net::TransportHandler, public std::enable_shared_from_
   void answer(std::uint32_t request_id, std::string text);
 
  private:
+  // A push or sendback that must wait while the broker holds producers back (Node::holds_arrivals).
+  bool holds(const codec::Frame& frame) const;
   void handle(codec::Frame& frame);
   void on_negotiate(std::uint32_t request_id, const codec::NegotiateRequest& request);
   void on_establish(std::uint32_t request_id, codec::EstablishRequest& request);

@@ -4,6 +4,8 @@
 
 #include "base/logging.hpp"
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
+#include "core/memory_gauge.hpp"
 #include "federation/codec/message_payload.hpp"
 #include "federation/forwarding_consumer.hpp"
 #include "federation/link.hpp"
@@ -391,6 +393,13 @@ void Node::set_paused(const codec::Id128& target, const std::string& selector, b
   if (!changed) return;
   log()->info("forwarding of {} to node {} {}", selector, to_hex(target), paused ? "paused" : "resumed");
   refresh_forwarding();
+}
+
+bool Node::holds_arrivals() const {
+  const auto* disk = broker_.disk_alarm();
+  if (disk != nullptr && disk->holding()) return true;
+  auto* memory = broker_.memory();
+  return memory != nullptr && memory->over_limit();
 }
 
 void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest request) {

@@ -81,6 +81,10 @@ class Node final : public core::DemandObserver {
   void link_closed(Link& link);
   void peer_advertised(Link& link, Demand demand);
   void on_push(Link& link, std::uint32_t request_id, codec::PushRequest request);
+  // True while the broker holds its producers back (memory over [core] memory_limit_bytes, or the
+  // store's disk under [journal] disk_free_limit_bytes): links leave pushes and sendbacks unread
+  // until the relief resumes them, as STOMP and MQTT sessions leave SENDs and PUBLISHes.
+  bool holds_arrivals() const;
   // A reply travelling back (sendback.cpp): delivered here if this node is the end of its
   // stack, else passed on to the link the stack names; answered with the far end's answer.
   void on_sendback(Link& link, std::uint32_t request_id, codec::SendbackRequest request);
