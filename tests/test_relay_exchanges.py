@@ -2,6 +2,7 @@
 lease, creates, searches, listens on and sends to pipes, and collects what waits for it by
 polling, with the exact JXME bytes on the wire."""
 
+import signal
 import uuid
 
 import pytest
@@ -210,3 +211,24 @@ def test_request_over_the_limit_answers_413(broker_factory):
     big = request_message("send", 1, [("id", "x")], extra=[("", "message", "x" * 2000)])
     r = request(broker.http_port, "POST", f"/{peer.id}", body=big)
     assert r.status == 413 and b"max_request_bytes" in r.body
+
+
+def test_a_send_while_the_disk_is_short_is_refused_with_a_reason_and_works_later(broker_factory):
+    # A limit above any disk puts the broker in its disk alarm (test_journal_disk_limit.py); a
+    # thin client feels no TCP back-pressure, so its send is answered with an error to retry.
+    b = broker_factory(config=f"[journal]\ndisk_free_limit_bytes = {1 << 62}\n")
+    wait_for(lambda: request(b.http_port, "GET", "/admin/v1/overview").json()["disk"]["alarm"], 10,
+             "the disk alarm")
+    receiver, sender = Peer(b.http_port), Peer(b.http_port)
+    pipe_id = create_pipe(receiver, name())
+    listen(receiver, pipe_id)
+    m = sender.call("send", [("id", pipe_id)], extra=LISTING_14_APP, namespaces=("proxy", "records"))
+    assert m.get("response") == "error" and "disk_free_limit_bytes" in m.get("reason"), m
+
+    b.config_path.write_text("[journal]\ndisk_free_limit_bytes = 0\n")
+    b.send_signal(signal.SIGHUP)
+    wait_for(lambda: not request(b.http_port, "GET", "/admin/v1/overview").json()["disk"]["alarm"], 10,
+             "the alarm to clear")
+    send(sender, pipe_id)
+    [got] = pipe_messages(receiver, 1)
+    assert app_elements(got) == LISTING_14_APP

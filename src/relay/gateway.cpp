@@ -7,6 +7,8 @@
 
 #include "auth/authenticator.hpp"
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
+#include "core/memory_gauge.hpp"
 #include "relay/pipe_id.hpp"
 #include "relay/pipe_message.hpp"
 
@@ -556,6 +558,15 @@ void Gateway::send(Peer& peer, const codec::Message& request, const std::string&
   }
   if (!may(peer, auth::Right::write, *destination)) {
     return respond_error(peer, request_id, denied(peer, "send to", *destination));
+  }
+  // A relay send is persistent, and a thin client feels no TCP back-pressure: while the broker
+  // holds its producers back it is told to send again later, as an HTTP POST gets 429.
+  if (const auto* disk = broker_.disk_alarm(); disk != nullptr && disk->holding()) {
+    return respond_error(peer, request_id,
+                         "the store's disk is under its free-space limit (disk_free_limit_bytes); send again later");
+  }
+  if (auto* memory = broker_.memory(); memory != nullptr && memory->over_limit()) {
+    return respond_error(peer, request_id, "the broker is at its memory limit (memory_limit_bytes); send again later");
   }
   auto m = std::make_shared<model::Message>();
   m->id = broker_.next_message_id();
