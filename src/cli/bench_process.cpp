@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -73,18 +74,32 @@ std::optional<MemorySample> read_memory(int pid) {
 
 
 std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
+  // Below the kernel's ephemeral range: a port from bind(0) comes from the range outgoing
+  // connections take their source ports from, so another client could hold it by the time the
+  // broker binds it. Below it only another pick can collide; each is random and checked.
+  unsigned low = 32768;
+  if (auto range = read_text("/proc/sys/net/ipv4/ip_local_port_range")) {
+    unsigned parsed = 0;
+    const char* begin = range->data();
+    while (begin < range->data() + range->size() && (*begin == ' ' || *begin == '\t')) ++begin;
+    if (std::from_chars(begin, range->data() + range->size(), parsed).ec == std::errc() && parsed > 2000) low = parsed;
   }
-  ::close(fd);
-  return port;
+  const unsigned first = low > 21000 ? 20000 : 1024;
+  std::random_device seed;
+  std::mt19937 pick(seed());
+  std::uniform_int_distribution<unsigned> in_range(first, low - 1);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(in_range(pick));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(port);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (bound) return port;
+  }
+  return 0;
 }
 
 std::optional<Address> resolve_address(const std::string& host, std::uint16_t port) {

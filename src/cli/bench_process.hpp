@@ -26,6 +26,7 @@ std::optional<std::string> read_text(const std::string& path);
 std::vector<int> process_tree(int root);
 // VmRSS and friends summed over process_tree(pid); nullopt if none could be read.
 std::optional<MemorySample> read_memory(int pid);
+// A free port below the kernel's ephemeral range (bench_process.cpp says why); 0 if none was found.
 std::uint16_t free_port();
 
 struct Address {
