@@ -32,8 +32,20 @@ const std::vector<SegmentCatalog::Entry> kNoEntries;
 
 SegmentCatalog SegmentCatalog::from_index(const SegmentIndex& index) {
   SegmentCatalog c(index.segment_id);
+  // The index names queues by number: lanes are found by (number, priority), not by a key
+  // built per record (records of many queues interleave, so remembering the last lane does not
+  // help here).
+  std::unordered_map<std::uint64_t, std::vector<Entry>*> lanes;
   for (const IndexRecord& r : index.records) {
-    c.add(index.queues[r.queue], r.kind, r.id, r.offset, r.record, r.summary.priority, r.delivery_count);
+    if (r.kind != RecordKind::message || r.offset > UINT32_MAX) {
+      c.add(index.queues[r.queue], r.kind, r.id, r.offset, r.record, r.summary.priority, r.delivery_count);
+      continue;
+    }
+    const std::uint64_t key = (std::uint64_t{r.queue} << 8) | r.summary.priority;
+    auto [at, made] = lanes.try_emplace(key, nullptr);
+    if (made) at->second = &c.lanes_[catalog_lane_key(index.queues[r.queue], r.summary.priority)];
+    at->second->push_back(Entry{static_cast<std::uint32_t>(r.offset), r.record, r.id});
+    ++c.entries_;
   }
   c.covered_ = index.segment_bytes;
   return c;
@@ -65,7 +77,7 @@ void SegmentCatalog::add(std::string_view queue, RecordKind kind, model::Message
   if (offset > UINT32_MAX) return;
   switch (kind) {
     case RecordKind::message:
-      lanes_[catalog_lane_key(queue, priority)].push_back(Entry{static_cast<std::uint32_t>(offset), record, id});
+      lane_for(queue, priority).push_back(Entry{static_cast<std::uint32_t>(offset), record, id});
       ++entries_;
       break;
     case RecordKind::delivered:
@@ -76,6 +88,14 @@ void SegmentCatalog::add(std::string_view queue, RecordKind kind, model::Message
     case RecordKind::ack:
       break;  // the reclaimer knows what is acked
   }
+}
+
+std::vector<SegmentCatalog::Entry>& SegmentCatalog::lane_for(std::string_view queue, std::uint8_t priority) {
+  if (last_lane_ != nullptr && priority == last_priority_ && queue == last_queue_) return *last_lane_;
+  last_lane_ = &lanes_[catalog_lane_key(queue, priority)];
+  last_queue_.assign(queue);
+  last_priority_ = priority;
+  return *last_lane_;
 }
 
 const std::vector<SegmentCatalog::Entry>& SegmentCatalog::lane(std::string_view queue, std::uint8_t priority) const {
