@@ -131,15 +131,11 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
   // Acks in flight first, the reclaimer second (AcksInFlight says why that order is exact).
   std::vector<bool> hidden;
   acks_in_flight_.hides(queue, ids, hidden);
-  std::vector<std::uint64_t> delivered_in(chunk.size(), 0);
-  std::vector<bool> live(chunk.size(), false);
+  std::vector<std::uint64_t> delivered_in;
+  std::vector<bool> live;
   {
     std::lock_guard lock(liveness_);
-    for (std::size_t i = 0; i < chunk.size(); ++i) {
-      if (hidden[i] || !reclaimer_.live_at(queue, ids[i], segment)) continue;
-      live[i] = true;
-      delivered_in[i] = reclaimer_.delivered_segment(queue, ids[i]);
-    }
+    reclaimer_.check_live(queue, segment, ids, hidden, live, delivered_in);
     check_end = scan_end_;
   }
   std::uint64_t cached_offset = UINT64_MAX;
