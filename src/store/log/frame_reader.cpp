@@ -1,6 +1,7 @@
 #include "store/log/frame_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,18 +17,21 @@ namespace {
 
 // Reads exactly `n` bytes at `offset` into `out`; a short file is corrupt_data (the location
 // points past the end of what was written).
-Status pread_exact(int fd, std::string& out, std::size_t n, std::uint64_t offset, const std::filesystem::path& path) {
+Status pread_exact(int fd, std::string& out, std::size_t n, std::uint64_t offset, const std::filesystem::path& dir,
+                   std::uint64_t segment) {
+  auto path = [&] { return segment_path(dir, segment); };
   out.resize(n);
   std::size_t done = 0;
   while (done < n) {
     const ssize_t got = ::pread(fd, out.data() + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0) {
-      if (errno == EINTR) continue;
-      return unexpected(Errc::io_error, "read of " + path.string() + " at offset " + std::to_string(offset + done) +
-                                            " failed: " + std::strerror(errno));
+      const int err = errno;
+      if (err == EINTR) continue;
+      return unexpected(Errc::io_error, "read of " + path().string() + " at offset " + std::to_string(offset + done) +
+                                            " failed: " + std::strerror(err));
     }
     if (got == 0) {
-      return unexpected(Errc::corrupt_data, path.string() + ": no frame of " + std::to_string(n) +
+      return unexpected(Errc::corrupt_data, path().string() + ": no frame of " + std::to_string(n) +
                                                 " bytes at offset " + std::to_string(offset) + " (the file ends at " +
                                                 std::to_string(offset + done) + ")");
     }
@@ -57,28 +61,45 @@ Result<int> FrameReader::descriptor(std::uint64_t segment) {
 }
 
 Result<Batch> FrameReader::read_batch(std::uint64_t segment, std::uint64_t offset) {
+  auto frame = read_frame(segment, offset);
+  if (!frame) return unexpected(std::move(frame).error());
+  return std::move(frame->batch);
+}
+
+Result<std::uint64_t> FrameReader::file_size(std::uint64_t segment) {
   auto fd = descriptor(segment);
   if (!fd) return unexpected(std::move(fd).error());
-  const auto path = segment_path(dir_, segment);
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0) {
+    return unexpected(Errc::io_error, "cannot stat " + segment_path(dir_, segment).string() + ": " + std::strerror(errno));
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+Result<DecodedBatch> FrameReader::read_frame(std::uint64_t segment, std::uint64_t offset) {
+  auto fd = descriptor(segment);
+  if (!fd) return unexpected(std::move(fd).error());
+  // The path is only for error details: building it for every frame cost more than the preads.
+  auto path = [&] { return segment_path(dir_, segment); };
   if (offset < kSegmentHeaderBytes) {
-    return unexpected(Errc::corrupt_data, path.string() + ": offset " + std::to_string(offset) + " is inside the header");
+    return unexpected(Errc::corrupt_data, path().string() + ": offset " + std::to_string(offset) + " is inside the header");
   }
   std::string frame;
-  if (auto st = pread_exact(*fd, frame, kBatchHeaderBytes, offset, path); !st) return unexpected(st.error());
+  if (auto st = pread_exact(*fd, frame, kBatchHeaderBytes, offset, dir_, segment); !st) return unexpected(st.error());
   auto header = decode_batch_header(frame);
   if (!header) {
     return unexpected(Errc::corrupt_data,
-                      path.string() + " at offset " + std::to_string(offset) + ": " + header.error().detail);
+                      path().string() + " at offset " + std::to_string(offset) + ": " + header.error().detail);
   }
-  if (auto st = pread_exact(*fd, frame, kBatchHeaderBytes + header->payload_bytes, offset, path); !st) {
+  if (auto st = pread_exact(*fd, frame, kBatchHeaderBytes + header->payload_bytes, offset, dir_, segment); !st) {
     return unexpected(st.error());
   }
   auto decoded = decode_batch(frame);
   if (!decoded) {
     return unexpected(Errc::corrupt_data,
-                      path.string() + " at offset " + std::to_string(offset) + ": " + decoded.error().detail);
+                      path().string() + " at offset " + std::to_string(offset) + ": " + decoded.error().detail);
   }
-  return std::move(decoded->batch);
+  return std::move(*decoded);
 }
 
 }  // namespace carrier::store::log

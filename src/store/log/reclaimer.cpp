@@ -116,6 +116,27 @@ bool SegmentReclaimer::live_at(std::string_view queue, model::MessageId id, std:
   return m != nullptr && segment >= base_ && segment_of(m->segment) == segment;
 }
 
+void SegmentReclaimer::check_live(std::string_view queue, std::uint64_t segment,
+                                  const std::vector<model::MessageId>& ids, const std::vector<bool>& skip,
+                                  std::vector<bool>& live, std::vector<std::uint64_t>& delivered_in) const {
+  live.assign(ids.size(), false);
+  delivered_in.assign(ids.size(), 0);
+  const auto q = queues_.find(queue);
+  if (!q || segment < base_) return;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i < skip.size() && skip[i]) continue;
+    const LiveMessage* m = live_.find(*q, ids[i]);
+    if (m == nullptr || segment_of(m->segment) != segment) continue;
+    live[i] = true;
+    if (m->delivered_in != 0) delivered_in[i] = segment_of(m->delivered_in);
+  }
+}
+
+std::uint64_t SegmentReclaimer::first_segment_from(std::uint64_t id) const {
+  auto it = segments_.lower_bound(id);
+  return it == segments_.end() ? 0 : it->first;
+}
+
 std::size_t SegmentReclaimer::live_in(std::uint64_t segment) const {
   auto it = segments_.find(segment);
   return it == segments_.end() ? 0 : it->second.live;

@@ -67,6 +67,16 @@ class SegmentReclaimer {
   // True when the message of `queue` and `id` is live and its (latest) message record is in
   // `segment`: what a read by location checks before it believes the bytes it finds there.
   bool live_at(std::string_view queue, model::MessageId id, std::uint64_t segment) const;
+  // live_at() for many ids of one queue in `segment` at once (the queue looked up once, each id
+  // once): live[i] for each ids[i], and delivered_in[i], the segment of its latest delivered
+  // record (0 if none), where a scan finds its delivery count. Entries for ids not live are
+  // left unset.
+  void check_live(std::string_view queue, std::uint64_t segment, const std::vector<model::MessageId>& ids,
+                  const std::vector<bool>& skip, std::vector<bool>& live,
+                  std::vector<std::uint64_t>& delivered_in) const;
+  // The first tracked segment whose id is `id` or more, 0 if none: lets a scan step over
+  // reclaimed segments without walking them.
+  std::uint64_t first_segment_from(std::uint64_t id) const;
   std::size_t live_messages() const { return live_.size(); }
   // Live messages plus pinned delivered records in `segment`.
   std::size_t live_in(std::uint64_t segment) const;

@@ -126,5 +126,31 @@ TEST(SegmentReclaimer, LatestDeliveredRecordPinsItsSegmentWhileTheMessageLives) 
   EXPECT_EQ(r.deletable(5), (std::vector<std::uint64_t>{1, 3}));
 }
 
+// What a scan asks for a chunk of candidates: live here (its latest record in this segment, not
+// skipped), and where its latest delivered record is.
+TEST(SegmentReclaimer, ChecksManyCandidatesOfOneQueueAtOnce) {
+  SegmentReclaimer r;
+  r.add_segment(1);
+  r.on_message(1, "q", kA);
+  r.on_message(1, "q", kB);
+  r.on_message(1, "q", kC);
+  r.add_segment(2);
+  r.on_message(2, "q", kB);  // stored again: its live copy is in 2 now
+  r.on_delivered(2, "q", kC);
+  r.on_ack(2, "q", kA);
+  std::vector<bool> live;
+  std::vector<std::uint64_t> delivered_in;
+  const std::vector<model::MessageId> ids{kA, kB, kC};
+  r.check_live("q", 1, ids, {}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(delivered_in, (std::vector<std::uint64_t>{0, 0, 2}));
+  r.check_live("q", 1, ids, {false, false, true}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{false, false, false})) << "skipped: an ack in flight";
+  r.check_live("q", 2, ids, {}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{false, true, false}));
+  r.check_live("other", 1, ids, {}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{false, false, false}));
+}
+
 }  // namespace
 }  // namespace carrier::store::log
