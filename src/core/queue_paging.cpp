@@ -52,6 +52,8 @@ void OwnedQueues::note_locations(std::vector<LocatedMessage> located_messages) {
     if (oq == nullptr && starts_with(l.key, kQueuePrefix) && may_open(l.key)) oq = &open(l.key);
     // A subscription's queue is paged only while it is durable (its messages in the store).
     if (oq == nullptr || !oq->stored) continue;
+    // Held behind a cold tail until now: it joins the tail and leaves memory.
+    if (oq->queue->cold_tail(0) != nullptr && join_cold(*oq, l.id, l.location)) continue;
     if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
     (*oq->locations)[l.id] = l.location;
     pageable_.insert(l.key);
@@ -124,11 +126,26 @@ void OwnedQueues::page_if_over_budget() {
 }
 
 void OwnedQueues::page_queue(const std::string& key, OwnedQueue& oq, std::int64_t& freed) {
-  (void)key;
   const auto budget = static_cast<std::int64_t>(shard_.memory->budget());
   const auto target = budget / 100 * kHysteresisPercent;
   // A queue with consumers keeps its head for them; one without gives all it can.
   const std::size_t keep = oq.queue->consumer_count() != 0 ? kReadWindow : 0;
+  if (cold_capable(key, oq)) {
+    // Into the cold tails: nothing of them stays in memory.
+    auto cold = oq.queue->go_cold(
+        keep, [&](const model::Message& m) { return located(oq, m); },
+        [&](const model::Message& m) {
+          freed += static_cast<std::int64_t>(m.footprint());
+          return shard_.memory->used() - freed <= target;
+        });
+    for (const auto& [m, at] : cold) {
+      forget_location(oq, m->id);
+      shard_.account_release(*m);
+    }
+    shard_.counters.paged_out += cold.size();
+    freed = 0;
+    return;
+  }
   auto gone = oq.queue->page_out(
       keep, [&](const model::Message& m) { return located(oq, m); },
       [&](const model::Message& m) {
