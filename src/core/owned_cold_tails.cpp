@@ -17,6 +17,13 @@ namespace {
 constexpr std::size_t kColdAckScan = 1024;  // messages read per scan of a deleted queue's tail
 }  // namespace
 
+void OwnedQueues::track_cold(OwnedQueue& oq) {
+  const bool cold = oq.queue->cold_active();
+  if (cold == oq.counted_cold || shard_.memory == nullptr) return;
+  oq.counted_cold = cold;
+  shard_.memory->add_cold_queues(cold ? 1 : -1);
+}
+
 bool OwnedQueues::join_cold(OwnedQueue& oq, const model::MessageId& id, store::Location at) {
   Queue& q = *oq.queue;
   for (std::size_t p = 10; p-- > 0;) {
@@ -50,6 +57,7 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
   if (oq == nullptr || oq->incarnation != incarnation) return;
   Queue& q = *oq->queue;
   auto& counters = shard_.counters;
+  std::vector<Queue::PageRead> entered;
   if (!answer) {
     if (answer.error().code == Errc::shutting_down) {
       q.cold_unread(read, false);  // the broker is stopping: nothing more will be dispatched
@@ -64,12 +72,13 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
     auto got = q.cold_scanned(read, std::move(*answer),
                               [oq](const model::MessageId& id) { return oq->locations && oq->locations->contains(id); },
                               shard_.now_ms());
-    for (auto& [m, at] : got.entered) {
-      shard_.account_hold(*m);
+    for (auto& e : got.entered) {
+      shard_.account_hold(*e.message);
       if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
-      (*oq->locations)[m->id] = at;  // so that a later scan skips it, and it can go cold again
+      (*oq->locations)[e.message->id] = e.location;  // so that a later scan skips it, and it can go cold again
       pageable_.insert(key);
       ++counters.paged_in;
+      entered.push_back(Queue::PageRead{read.lane, e.seq, store::ReadItem{e.message->id, e.location}});
     }
     // The count was off (messages removed behind the tail's back): corrected, and counted.
     counters.page_in_missing += got.corrected;
@@ -85,6 +94,9 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
   if ((oq = find(key)) == nullptr || oq->incarnation != incarnation) return;
   dispatch(key, *oq->queue, oq->stored);
   if ((oq = find(key)) == nullptr || oq->incarnation != incarnation) return;
+  repage_refused(*oq, entered);
+  track_cold(*oq);
+  if ((oq = find(key)) == nullptr || oq->incarnation != incarnation) return;
   if (!oq->warm_waiters.empty() && !oq->queue->cold_reading()) {
     if (oq->queue->cold_active()) {
       read_cold(key, *oq);
@@ -96,6 +108,28 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
     }
   }
   collect_if_empty(key);
+}
+
+void OwnedQueues::repage_refused(OwnedQueue& oq, const std::vector<Queue::PageRead>& entered) {
+  // What was read and not taken (a selector refused it) would go cold again and be read again
+  // by the next scan, over and over: past the budget it is paged instead (a paged entry each,
+  // which dispatch does not offer again to the selectors that refused it). Its location stays in
+  // the map, so that a scan skips it.
+  if (entered.empty() || !paging() || !shard_.memory->over_budget()) return;
+  const auto target = static_cast<std::int64_t>(shard_.memory->budget()) / 100 * 90;
+  std::int64_t freed = 0;
+  auto gone = oq.queue->page_out_again(
+      entered, oq.queue->consumer_count() != 0 ? 2 * kReadWindow : 0,
+      [&](const model::Message& m) { return located(oq, m); },
+      [&](const model::Message& m) {
+        freed += static_cast<std::int64_t>(m.footprint()) - kPagedEntryBytes;
+        return shard_.memory->used() - freed <= target;
+      });
+  for (const auto& m : gone) {
+    shard_.account_release(*m);
+    shard_.account(kPagedEntryBytes);
+  }
+  shard_.counters.paged_out += gone.size();
 }
 
 void OwnedQueues::ack_cold(const std::string& key, std::vector<Queue::ColdCut> cuts) {

@@ -65,6 +65,7 @@ OwnedQueue& OwnedQueues::open(const std::string& key) {
 }
 
 void OwnedQueues::drop(Map::iterator it) {
+  if (it->second.counted_cold && shard_.memory != nullptr) shard_.memory->add_cold_queues(-1);
   watchers_.drop_queue(it->first, it->second);  // wildcard subscriptions re-attach if it comes back
   clear_pressure(it->first, it->second);
   if (shard_.destinations != nullptr && counts_as_destination(it->first)) shard_.destinations->remove();
@@ -287,6 +288,7 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
       cold_capable(key, oq)) {
     // Behind a cold tail: it joins it (its delivery count comes back with the scan).
     oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)), location);
+    track_cold(oq);
     return;
   }
   shard_.account_hold(*m);
@@ -318,6 +320,7 @@ void OwnedQueues::restore_summary(const std::string& key, const store::MessageSu
     // Folded into its lane's cold tail: no per-message state (its delivery count comes back
     // with the scan that reads it).
     oq.queue->add_cold(summary.priority, summary.footprint, location);
+    track_cold(oq);
     return;
   }
   shard_.account(kPagedEntryBytes);
@@ -462,8 +465,11 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
   if (queue.paged() != 0 && !queue.reading()) {
     if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) read_ahead(key, *oq);
   }
-  if (queue.cold_active() && !queue.cold_reading()) {
-    if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) read_cold(key, *oq);
+  if (queue.cold_tail(0) != nullptr) {
+    if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) {
+      if (queue.cold_active() && !queue.cold_reading()) read_cold(key, *oq);
+      track_cold(*oq);
+    }
   }
 }
 

@@ -38,8 +38,10 @@ struct OwnedQueue {
   // Paging: where its persistent messages held in memory are stored, once the store said so
   // (a paged entry carries its own). Allocated when the first location arrives.
   std::unique_ptr<std::unordered_map<model::MessageId, store::Location>> locations;
-  // Cold tails: what waits for the whole tail to be read back (page_in_all).
+  // Cold tails: what waits for the whole tail to be read back (page_in_all), and whether the
+  // queue is counted in MemoryGauge's queues with a cold tail.
   std::vector<std::function<void()>> warm_waiters;
+  bool counted_cold = false;
 };
 
 // Where one message record of an appended batch landed (Store::append_located).
@@ -146,6 +148,8 @@ class OwnedQueues {
   void read_cold(const std::string& key, OwnedQueue& oq);
   // A held arrival of `key` whose location is known: it joins its tail. True if it did.
   bool join_cold(OwnedQueue& oq, const model::MessageId& id, store::Location at);
+  // Keeps MemoryGauge's count of queues with a cold tail true for `oq`.
+  void track_cold(OwnedQueue& oq);
   // Acks every message of tails cut from a queue being deleted, scanning them through in the
   // background.
   void ack_cold(const std::string& key, std::vector<Queue::ColdCut> cuts);
@@ -189,6 +193,7 @@ class OwnedQueues {
   void forget_location(OwnedQueue& oq, const model::MessageId& id);
   void cold_in(const std::string& key, std::uint64_t incarnation, Queue::ColdRead read,
                Result<store::ScanResult> answer);
+  void repage_refused(OwnedQueue& oq, const std::vector<Queue::PageRead>& entered);
   void ack_cold_step(std::string key, std::vector<Queue::ColdCut> cuts, std::uint64_t acked);
   // A queue's location map holding many more ids than messages (records of refused or dropped
   // sends whose location came after): rebuilt from what the queue holds.

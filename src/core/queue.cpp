@@ -561,7 +561,8 @@ std::vector<Queue::PageRead> Queue::read_ahead(std::size_t window) {
       }
     }
   }
-  stalled_ = false;
+  // Nothing paged where dispatch stopped (a cold tail's end): the stall stays for its scan.
+  if (!out.empty()) stalled_ = false;
   reading_ = !out.empty();
   return out;
 }

@@ -116,8 +116,13 @@ class Queue {
   };
   // What a scan's answer did: messages now in memory (with their locations), messages to drop
   // (expired, or owed to an overflow or purge), and whether the count had to be corrected.
+  struct ColdEntered {
+    model::MessagePtr message;
+    store::Location location;
+    std::uint64_t seq = 0;  // its entry's, in the lane it was read for
+  };
   struct ColdAnswer {
-    std::vector<std::pair<model::MessagePtr, store::Location>> entered;
+    std::vector<ColdEntered> entered;
     std::vector<Entry> expired;
     std::vector<model::MessagePtr> dropped;
     std::uint64_t corrected = 0;  // messages counted that the store no longer had

@@ -230,7 +230,7 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
       out.expired.push_back(std::move(e));
       continue;
     }
-    out.entered.emplace_back(sm.message, sm.location);
+    out.entered.push_back(ColdEntered{sm.message, sm.location, e.seq});
     push_back_ready(std::move(e));
   }
   t.from = t.lowered ? std::min(result.next, t.lowered_to) : result.next;

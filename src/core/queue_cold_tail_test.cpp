@@ -155,7 +155,7 @@ TEST(QueueColdTail, ATailThatGrowsWhileReadIsReadToItsEnd) {
   ASSERT_TRUE(read);
   got = q.cold_scanned(*read, scan_of(stored, 4, read->from, read->max), kNothingInMemory, 0);
   ASSERT_EQ(got.entered.size(), 1u);
-  EXPECT_EQ(got.entered[0].first->id.lo, 4u);
+  EXPECT_EQ(got.entered[0].message->id.lo, 4u);
   EXPECT_TRUE(got.emptied);
 }
 
@@ -179,7 +179,7 @@ TEST(QueueColdTail, AScanSkipsMessagesStillInMemoryAndDropsExpiredOnes) {
   auto got = q.cold_scanned(*read, scan_of(stored, 4, read->from, 10),
                             [](const MessageId& id) { return id.lo == 1 || id.lo == 2; }, 600);
   std::vector<std::uint64_t> entered;
-  for (const auto& [m, at] : got.entered) entered.push_back(m->id.lo);
+  for (const auto& e : got.entered) entered.push_back(e.message->id.lo);
   EXPECT_EQ(entered, (std::vector<std::uint64_t>{3, 4, 6})) << "2 is in memory: skipped, not a duplicate";
   ASSERT_EQ(got.expired.size(), 1u);
   EXPECT_EQ(got.expired[0].id().lo, 5u);
@@ -348,6 +348,21 @@ class ScanningStore : public store::Store {
       done(std::move(r));
     });
   }
+  void read(std::string queue, std::vector<store::ReadItem> items, store::ReadCallback done) override {
+    read_items += items.size();
+    scans_.emplace_back([this, queue = std::move(queue), items = std::move(items), done = std::move(done)]() {
+      std::vector<Result<MessagePtr>> answers;
+      for (const auto& item : items) {
+        auto it = records.find(item.location.file);
+        if (it == records.end() || it->second.queue != queue || it->second.message->id != item.id) {
+          answers.emplace_back(unexpected(Errc::not_found, "gone"));
+        } else {
+          answers.emplace_back(it->second.message);
+        }
+      }
+      done(std::move(answers));
+    });
+  }
   void close() override {}
 
   void complete_all() {
@@ -376,6 +391,7 @@ class ScanningStore : public store::Store {
   std::optional<Errc> fail;
   std::size_t scans = 0;
   std::size_t scanned = 0;
+  std::size_t read_items = 0;
   std::size_t acks = 0;
 
  private:
@@ -510,6 +526,28 @@ TEST_F(OwnerColdTail, ArrivalsFromTwoShardsWhileDrainingComeOnceEach) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "no duplicates";
   EXPECT_EQ(got.size(), 700u) << "no loss";
+}
+
+TEST_F(OwnerColdTail, ASelectorMatchingNothingReadsAColdBacklogOnce) {
+  send(1, 600);
+  ASSERT_GT(queue().cold(), 500u);
+  auto sel = selector::parse("color = 'none'");
+  ASSERT_TRUE(sel);
+  auto c = std::make_shared<broker_testing::Collector>();
+  SubscribeRequest req{kQueue, AckMode::auto_ack, 1000, c};
+  req.selector = *sel;
+  on(1, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  settle();
+  EXPECT_TRUE(c->got.empty());
+  EXPECT_LE(store_.scanned, 600u) << "refused messages are not read again and again";
+  EXPECT_EQ(queue().cold(), 0u);
+  EXPECT_EQ(queue().depth(), 600u);
+  EXPECT_GT(queue().paged(), 0u) << "what was read and refused is paged again";
+  // What stays in memory: the head a consumer keeps (two windows) and the last window read.
+  EXPECT_LE(memory_.used(), static_cast<std::int64_t>(3 * OwnedQueues::kReadWindow * (kBody + 300) +
+                                                      600 * OwnedQueues::kPagedEntryBytes));
+  send(601, 601);
+  EXPECT_LE(store_.scanned, 601u);
 }
 
 TEST_F(OwnerColdTail, ScanErrorsStopTheTailAndCountItsMessages) {

@@ -72,7 +72,7 @@ void OwnedQueues::append_locating(store::Batch batch, Completion done) {
     for (const auto& r : batch) {
       if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
     }
-    if (shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
+    if (shard_.memory->any_cold() || shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
         if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
@@ -131,9 +131,10 @@ void OwnedQueues::page_queue(const std::string& key, OwnedQueue& oq, std::int64_
   // A queue with consumers keeps its head for them; one without gives all it can.
   const std::size_t keep = oq.queue->consumer_count() != 0 ? kReadWindow : 0;
   if (cold_capable(key, oq)) {
-    // Into the cold tails: nothing of them stays in memory.
+    // Into the cold tails: nothing of them stays in memory. With consumers, the head a read
+    // keeps (half a window plus the window read) stays, so a window read is not let go again.
     auto cold = oq.queue->go_cold(
-        keep, [&](const model::Message& m) { return located(oq, m); },
+        keep * 2, [&](const model::Message& m) { return located(oq, m); },
         [&](const model::Message& m) {
           freed += static_cast<std::int64_t>(m.footprint());
           return shard_.memory->used() - freed <= target;
@@ -143,6 +144,7 @@ void OwnedQueues::page_queue(const std::string& key, OwnedQueue& oq, std::int64_
       shard_.account_release(*m);
     }
     shard_.counters.paged_out += cold.size();
+    track_cold(oq);
     freed = 0;
     return;
   }
@@ -359,9 +361,10 @@ void OwnedQueues::prune_locations(OwnedQueue& oq) {
   const std::size_t live = oq.queue->depth() + oq.queue->unacked();
   if (oq.locations->size() <= live + kReadWindow * 8) return;
   std::unordered_map<model::MessageId, store::Location> kept;
+  // Paged entries too: a cold tail's scan skips what the map names.
   oq.queue->for_each([&](const Queue::Entry& e) {
-    if (!e.message) return;
-    auto it = oq.locations->find(e.message->id);
+    if (e.empty()) return;
+    auto it = oq.locations->find(e.id());
     if (it != oq.locations->end()) kept.emplace(it->first, it->second);
   });
   *oq.locations = std::move(kept);
