@@ -7,6 +7,7 @@
 //   store_bench --benchmark_filter=ReadBack      (the read path, by location)
 //   store_bench --benchmark_filter=Recovery      (restart time against backlog size, with and
 //                                                 without segment indexes and summaries)
+//   store_bench --benchmark_filter=Scan          (reading a cold tail back: Store::scan to the end)
 
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "store/log/journal_directory.hpp"
@@ -275,6 +279,102 @@ BENCHMARK(BM_Recovery)
     ->ArgsProduct({{100000, 1000000, 3000000}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2)
+    ->UseRealTime();
+
+// Reading a cold tail back (issue 17): a journal of `messages` 1 KiB persistent messages spread
+// round-robin over `queues` queues (64 MiB segments, written once per shape, fsync off), opened
+// and recovered with summaries (not timed), then one queue read to its end by Store::scan calls
+// of 128, each waited for, as the paging core's read-ahead does: the time is the scans' only.
+// With one queue every record examined is handed out; with 1,000 the scan examines the lane of
+// its queue in every segment's catalog (1/1000 of the records) and loads every segment's index.
+// A fresh store per iteration, so the catalog cache starts cold; the page cache is not dropped.
+std::map<std::pair<std::size_t, std::size_t>, std::filesystem::path> scan_made;  // removed at exit
+
+std::filesystem::path scan_journal(std::size_t messages, std::size_t queues) {
+  if (auto it = scan_made.find({messages, queues}); it != scan_made.end()) return it->second;
+  const auto dir = bench_dir();
+  Options o;
+  o.data_dir = dir;
+  o.fsync = false;
+  {
+    LogStore store(o);
+    if (!store.open() || !store.recover([](RecoveredMessage) {})) std::abort();
+    store.start();
+    const model::Body body = std::make_shared<const std::string>(1024, 'x');
+    Pipeline pipeline(4096);
+    for (std::size_t i = 0; i < messages; ++i) {
+      store.append({Record::added("queue:tail-" + std::to_string(i % queues), bench_message(i + 1, body))},
+                   pipeline.slot());
+    }
+    pipeline.drain();
+    store.close();
+  }
+  if (scan_made.empty()) {
+    std::atexit([] {
+      for (const auto& [n, d] : scan_made) std::filesystem::remove_all(d);
+    });
+  }
+  scan_made[{messages, queues}] = dir;
+  return dir;
+}
+
+void BM_Scan(benchmark::State& state) {
+  const auto messages = static_cast<std::size_t>(state.range(0));
+  const auto queues = static_cast<std::size_t>(state.range(1));
+  constexpr std::size_t kWindow = 128;
+  const auto dir = scan_journal(messages, queues);
+  Options o;
+  o.data_dir = dir;
+  o.fsync = false;
+  RecoverOptions ro;
+  ro.summary_only = [](std::string_view) { return true; };
+  const std::size_t expected = messages / queues + (messages % queues ? 1 : 0);
+  LogStore::Stats stats;
+  std::size_t scans = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    LogStore store(o);
+    if (!store.open() || !store.recover(ro, [](RecoveredMessage) {})) std::abort();
+    store.start();
+    state.ResumeTiming();
+    std::mutex m;
+    std::condition_variable cv;
+    Location from;
+    std::size_t seen = 0;
+    scans = 0;
+    for (bool exhausted = false; !exhausted; ++scans) {
+      std::optional<Result<ScanResult>> got;
+      store.scan("queue:tail-0", 4, from, kWindow, [&](Result<ScanResult> r) {
+        std::lock_guard lock(m);
+        got = std::move(r);
+        cv.notify_all();
+      });
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return got.has_value(); });
+      if (!*got) std::abort();
+      seen += (*got)->messages.size();
+      from = (*got)->next;
+      exhausted = (*got)->exhausted;
+    }
+    if (seen != expected) std::abort();
+    state.PauseTiming();
+    stats = store.stats();
+    store.close();
+    state.ResumeTiming();
+  }
+  state.counters["scans"] = static_cast<double>(scans);
+  state.counters["from_index"] = static_cast<double>(stats.scan_catalogs_from_index);
+  state.counters["from_frames"] = static_cast<double>(stats.scan_catalogs_from_frames);
+  state.counters["messages_per_s"] =
+      benchmark::Counter(static_cast<double>(expected), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(BM_Scan)
+    ->ArgNames({"messages", "queues"})
+    ->Args({1000000, 1})
+    ->Args({1000000, 1000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
     ->UseRealTime();
 
 // The codec alone: what each shard spends per batch before the writer sees it.

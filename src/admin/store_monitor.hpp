@@ -44,6 +44,12 @@ class StoreMonitor final : public store::Store {
   void read(std::string queue, std::vector<store::ReadItem> items, store::ReadCallback done) override {
     inner_->read(std::move(queue), std::move(items), std::move(done));
   }
+  // Scans pass straight through (not counted: they read, like read()).
+  bool can_scan() const override { return inner_->can_scan(); }
+  void scan(std::string queue, std::uint8_t priority, store::Location from, std::size_t max,
+            store::ScanCallback done) override {
+    inner_->scan(std::move(queue), priority, from, max, std::move(done));
+  }
   void close() override;
 
   StoreHealth health() const;

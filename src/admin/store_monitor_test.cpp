@@ -13,8 +13,30 @@ class ManualStore : public store::Store {
   void start() override {}
   void append(store::Batch, store::DurableCallback cb) override { pending.push_back(std::move(cb)); }
   void close() override {}
+  bool can_scan() const override { return true; }
+  void scan(std::string queue, std::uint8_t priority, store::Location from, std::size_t max,
+            store::ScanCallback done) override {
+    scanned = queue + "/" + std::to_string(priority) + "/" + std::to_string(from.file) + "/" + std::to_string(max);
+    store::ScanResult r;
+    r.exhausted = true;
+    done(std::move(r));
+  }
   std::vector<store::DurableCallback> pending;
+  std::string scanned;
 };
+
+TEST(StoreMonitor, PassesScansToTheStoreItWraps) {
+  auto inner = std::make_unique<ManualStore>();
+  auto* manual = inner.get();
+  StoreMonitor monitor(std::move(inner));
+  EXPECT_TRUE(monitor.can_scan());
+  bool answered = false;
+  monitor.scan("queue:q", 3, store::Location{7, 0, 0}, 128, [&](Result<store::ScanResult> r) {
+    answered = r && r->exhausted;
+  });
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(manual->scanned, "queue:q/3/7/128");
+}
 
 TEST(StoreMonitor, CountsBatchesAndFailuresAndPassesStatusOn) {
   auto inner = std::make_unique<ManualStore>();

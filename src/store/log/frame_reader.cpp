@@ -1,6 +1,7 @@
 #include "store/log/frame_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,6 +58,22 @@ Result<int> FrameReader::descriptor(std::uint64_t segment) {
 }
 
 Result<Batch> FrameReader::read_batch(std::uint64_t segment, std::uint64_t offset) {
+  auto frame = read_frame(segment, offset);
+  if (!frame) return unexpected(std::move(frame).error());
+  return std::move(frame->batch);
+}
+
+Result<std::uint64_t> FrameReader::file_size(std::uint64_t segment) {
+  auto fd = descriptor(segment);
+  if (!fd) return unexpected(std::move(fd).error());
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0) {
+    return unexpected(Errc::io_error, "cannot stat " + segment_path(dir_, segment).string() + ": " + std::strerror(errno));
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+Result<DecodedBatch> FrameReader::read_frame(std::uint64_t segment, std::uint64_t offset) {
   auto fd = descriptor(segment);
   if (!fd) return unexpected(std::move(fd).error());
   const auto path = segment_path(dir_, segment);
@@ -78,7 +95,7 @@ Result<Batch> FrameReader::read_batch(std::uint64_t segment, std::uint64_t offse
     return unexpected(Errc::corrupt_data,
                       path.string() + " at offset " + std::to_string(offset) + ": " + decoded.error().detail);
   }
-  return std::move(decoded->batch);
+  return std::move(*decoded);
 }
 
 }  // namespace carrier::store::log

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "base/result.hpp"
+#include "store/log/record_codec.hpp"
 #include "store/record.hpp"
 
 namespace carrier::store::log {
@@ -27,6 +28,11 @@ class FrameReader {
   // segment file), corrupt_data (no frame there, or a checksum or decode failure, naming the
   // file and offset), io_error.
   Result<Batch> read_batch(std::uint64_t segment, std::uint64_t offset);
+  // The same, with the frame's size (header + payload): what walking a segment frame by frame
+  // needs (a scan's catalog of the open segment, or of one whose index is unusable).
+  Result<DecodedBatch> read_frame(std::uint64_t segment, std::uint64_t offset);
+  // The segment file's size now. Errors: not_found (no such segment file), io_error.
+  Result<std::uint64_t> file_size(std::uint64_t segment);
 
   void close_all();
 

@@ -25,7 +25,8 @@ LogStore::LogStore(Options options)
     : options_(std::move(options)),
       dir_(journal_dir(options_.data_dir)),
       log_(logging::get("store")),
-      frames_(dir_) {}
+      frames_(dir_),
+      catalogs_(dir_, log_) {}
 
 LogStore::~LogStore() { close(); }
 
@@ -60,6 +61,7 @@ Status LogStore::recover(const RecoverOptions& options, const std::function<void
   resume_segment_ = recovered->last_segment;
   resume_size_ = recovered->last_segment_size;
   index_ = std::move(recovered->tail_index);
+  scan_end_ = ScanEnd{recovered->last_segment.value_or(0), recovered->last_segment ? recovered->last_segment_size : 0};
   report_ = recovered->report;
   state_ = State::recovered;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -128,7 +130,10 @@ void LogStore::append_located(Batch batch, LocatedCallback on_durable) {
 }
 
 void LogStore::enqueue(Pending& p) {
+  // Before the push: from here on a scan hides the messages this batch acks.
+  acks_in_flight_.add(p.batch);
   if (queue_.push(p)) return;
+  acks_in_flight_.remove(p.batch);
   // No writer left to run it: the caller's thread reports it.
   Error closed(Errc::shutting_down, "journal " + dir_.string() + " is closed");
   if (p.done) p.done(unexpected(closed));
@@ -136,12 +141,21 @@ void LogStore::enqueue(Pending& p) {
 }
 
 void LogStore::read(std::string queue, std::vector<ReadItem> items, ReadCallback done) {
-  PendingRead r{std::move(queue), std::move(items), std::move(done)};
+  PendingRead r;
+  r.queue = std::move(queue);
+  r.items = std::move(items);
+  r.done = std::move(done);
   if (reads_.push(r)) return;
-  std::vector<Result<model::MessagePtr>> answers;
-  for (std::size_t i = 0; i < r.items.size(); ++i) {
-    answers.emplace_back(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
+  fail_read(r, Error(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
+}
+
+void LogStore::fail_read(PendingRead& r, const Error& why) {
+  if (r.scanned) {
+    r.scanned(unexpected(why));
+    return;
   }
+  std::vector<Result<model::MessagePtr>> answers;
+  for (std::size_t i = 0; i < r.items.size(); ++i) answers.emplace_back(unexpected(why));
   if (r.done) r.done(std::move(answers));
 }
 
@@ -158,21 +172,17 @@ void LogStore::close() {
   {
     std::vector<PendingRead> rest;  // queued before start(), or the store never started
     while (reads_.try_take_all(rest)) {
-      for (PendingRead& r : rest) {
-        std::vector<Result<model::MessagePtr>> answers;
-        for (std::size_t i = 0; i < r.items.size(); ++i) {
-          answers.emplace_back(unexpected(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
-        }
-        if (r.done) r.done(std::move(answers));
-      }
+      for (PendingRead& r : rest) fail_read(r, Error(Errc::shutting_down, "journal " + dir_.string() + " is closed"));
       rest.clear();
     }
   }
   frames_.close_all();
+  catalogs_.clear();
   // Never opened, or opened but the journal could not be read and start() was not called.
   std::vector<Pending> rest;
   while (queue_.try_take_all(rest)) {
     for (Pending& p : rest) {
+      acks_in_flight_.remove(p.batch);
       Status why = failure_ ? Status(unexpected(*failure_))
                             : Status(unexpected(Errc::shutting_down, "journal was never opened"));
       if (p.done) p.done(std::move(why));
@@ -195,6 +205,10 @@ LogStore::Stats LogStore::stats() const {
   s.segments_created = segments_created_.load(std::memory_order_relaxed);
   s.segments_deleted = segments_deleted_.load(std::memory_order_relaxed);
   s.indexes_written = indexes_written_.load(std::memory_order_relaxed);
+  s.scans = scans_.load(std::memory_order_relaxed);
+  s.scan_catalog_hits = catalogs_.hits();
+  s.scan_catalogs_from_index = catalogs_.loaded_from_index();
+  s.scan_catalogs_from_frames = catalogs_.loaded_from_frames();
   return s;
 }
 
@@ -335,9 +349,14 @@ void LogStore::commit(std::vector<Pending>& group) {
   {
     std::lock_guard lock(liveness_);
     for (std::size_t k = 0; k < n; ++k) {
-      if (written_to_[k] != 0) reclaimer_.apply(written_to_[k], group[k].batch);
+      if (written_to_[k] == 0) continue;
+      reclaimer_.apply(written_to_[k], group[k].batch);
+      // Batches are written in order, so the last one written ends what scans may look at.
+      scan_end_ = ScanEnd{written_to_[k], written_at_[k] + group[k].frame.size()};
     }
   }
+  // Only now, with the reclaimer knowing them (or the write failed), do the acks stop hiding.
+  for (std::size_t k = 0; k < n; ++k) acks_in_flight_.remove(group[k].batch);
   std::uint64_t failed = 0;
   for (std::size_t k = 0; k < n; ++k) {
     Pending& p = group[k];
@@ -419,7 +438,15 @@ void LogStore::run_reader() {
   pthread_setname_np(pthread_self(), "carrier-jreader");
   std::vector<PendingRead> group;
   while (reads_.take_all(group)) {
-    for (PendingRead& r : group) answer(r);
+    for (PendingRead& r : group) {
+      if (r.scanned) {
+        auto found = scan_now(r.queue, r.priority, r.from, r.max);
+        scans_.fetch_add(1, std::memory_order_relaxed);
+        r.scanned(std::move(found));
+      } else {
+        answer(r);
+      }
+    }
     group.clear();
     // Descriptors are kept for one group of reads only: a reclaimed segment's space is freed
     // as soon as the reads that were already under way are answered.

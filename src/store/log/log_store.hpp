@@ -15,10 +15,13 @@
 #include <spdlog/logger.h>
 
 #include "store/commit_queue.hpp"
+#include "store/log/acks_in_flight.hpp"
+#include "store/log/catalog_cache.hpp"
 #include "store/log/frame_reader.hpp"
 #include "store/log/journal_directory.hpp"
 #include "store/log/reclaimer.hpp"
 #include "store/log/recovery.hpp"
+#include "store/log/segment_catalog.hpp"
 #include "store/log/segment_index_codec.hpp"
 #include "store/log/segment_writer.hpp"
 #include "store/store.hpp"
@@ -35,15 +38,19 @@ namespace carrier::store::log {
 // once, and then runs the callbacks in append order; it alone touches the segment files and
 // the reclaimer after start().
 //
-// Reads (read()) are queued to a second thread, the reader, which preads the frames named by
-// their locations (FrameReader) and runs the read callbacks; it never touches the writer's
-// files or waits for a group commit.
+// Reads (read()) and scans (scan()) are queued to a second thread, the reader, which preads the
+// frames named by their locations (FrameReader) and runs the read callbacks; it never touches
+// the writer's files or waits for a group commit. A scan walks the catalogs of the segments
+// (CatalogCache: from their checkpointed index, or their frames) from its `from` up to what the
+// writer has applied (scan_end_), and reads the live messages it finds (docs/storage.md, "Cold
+// tails: scan").
 //
 // Locks: queue_'s and reads_'s internal mutexes, held only to push or to swap a queue out;
-// liveness_, which guards reclaimer_ between the writer (which changes it while applying a group
-// and forgetting deleted segments) and the reader (which asks it whether a location still holds
-// a live message). None is held while writing, reading a file or running callbacks, and no
-// two are held at once.
+// liveness_, which guards reclaimer_ and scan_end_ between the writer (which changes them while
+// applying a group and forgetting deleted segments) and the reader (which asks whether a
+// location still holds a live message); acks_in_flight_'s own mutex (appenders add, the writer
+// removes after applying, scans ask it before liveness_). None is held while writing, reading a
+// file or running callbacks, and no two are held at once.
 class LogStore final : public Store {
  public:
   // Counters for benchmarks and tests; read from any thread.
@@ -56,6 +63,10 @@ class LogStore final : public Store {
     std::uint64_t segments_created = 0;
     std::uint64_t segments_deleted = 0;
     std::uint64_t indexes_written = 0;  // at segment close
+    std::uint64_t scans = 0;                       // scans answered
+    std::uint64_t scan_catalog_hits = 0;           // a scan found a segment's catalog cached
+    std::uint64_t scan_catalogs_from_index = 0;    // ... loaded it from the segment's index
+    std::uint64_t scan_catalogs_from_frames = 0;   // ... read the segment's frames instead
   };
 
   explicit LogStore(Options options);
@@ -70,7 +81,16 @@ class LogStore final : public Store {
   void append(Batch batch, DurableCallback on_durable) override;
   void append_located(Batch batch, LocatedCallback on_durable) override;
   void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
+  // Segments up to 2 GiB only: a Location names offsets below 4 GiB, and a frame may run past
+  // segment_bytes by up to a batch.
+  bool can_scan() const override { return options_.segment_bytes <= kMaxScannableSegmentBytes; }
+  void scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) override;
   void close() override;
+
+  static constexpr std::uint64_t kMaxScannableSegmentBytes = std::uint64_t{2} << 30;
+  // A scan that finds fewer than `max` messages stops after this many closed segments, so one
+  // call costs a bounded amount whatever lies behind `from`; the caller goes on from `next`.
+  static constexpr std::size_t kMaxSegmentsPerScan = 8;
 
   Stats stats() const;
   // What the last recover() found (torn bytes cut, batches skipped...).
@@ -88,6 +108,19 @@ class LogStore final : public Store {
     std::string queue;
     std::vector<ReadItem> items;
     ReadCallback done;
+    // A scan instead, when `scanned` is set.
+    std::uint8_t priority = 0;
+    Location from;
+    std::size_t max = 0;
+    ScanCallback scanned;
+  };
+  // Where what the writer has applied to the reclaimer ends: every tracked segment below
+  // `segment` whole, and `segment` up to `bytes`. A scan looks no further (what lies beyond is
+  // not durable yet, or not known to the reclaimer), so its `next` is never past a record that
+  // the writer has still to apply.
+  struct ScanEnd {
+    std::uint64_t segment = 0;  // 0: nothing written yet
+    std::uint64_t bytes = 0;
   };
 
   enum class State { created, opened, recovered, failed, running, closed };
@@ -104,6 +137,10 @@ class LogStore final : public Store {
   // Reader thread.
   void run_reader();
   void answer(PendingRead& r);
+  void fail_read(PendingRead& r, const Error& why);
+  Result<ScanResult> scan_now(const std::string& queue, std::uint8_t priority, Location from, std::size_t max);
+  Status read_scanned(const std::string& queue, std::uint64_t segment, const std::vector<SegmentCatalog::Entry>& chunk,
+                      std::size_t max, ScanResult& out, Location& pos, ScanEnd& check_end);
 
   const Options options_;
   const std::filesystem::path dir_;
@@ -118,11 +155,15 @@ class LogStore final : public Store {
   CommitQueue<PendingRead> reads_;
   std::thread reader_;
   FrameReader frames_;  // the reader thread's
+  CatalogCache catalogs_;  // the reader thread's (its counters: any thread)
+  AcksInFlight acks_in_flight_;
+  std::atomic<std::uint64_t> scans_{0};
 
   // Owned by the writer thread once it runs (before that, by the start-up thread); the reader
   // only asks it live_at(), under liveness_, which the writer holds whenever it changes it.
   std::mutex liveness_;
   SegmentReclaimer reclaimer_;
+  ScanEnd scan_end_;  // under liveness_ once the writer runs
   std::unique_ptr<SegmentWriter> segment_;
   std::uint64_t next_segment_id_ = 1;
   std::optional<std::uint64_t> resume_segment_;  // recovered last segment to append to

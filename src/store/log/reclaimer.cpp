@@ -116,6 +116,18 @@ bool SegmentReclaimer::live_at(std::string_view queue, model::MessageId id, std:
   return m != nullptr && segment >= base_ && segment_of(m->segment) == segment;
 }
 
+std::uint64_t SegmentReclaimer::delivered_segment(std::string_view queue, model::MessageId id) const {
+  const auto q = queues_.find(queue);
+  if (!q) return 0;
+  const LiveMessage* m = live_.find(*q, id);
+  return m == nullptr || m->delivered_in == 0 ? 0 : segment_of(m->delivered_in);
+}
+
+std::uint64_t SegmentReclaimer::first_segment_from(std::uint64_t id) const {
+  auto it = segments_.lower_bound(id);
+  return it == segments_.end() ? 0 : it->first;
+}
+
 std::size_t SegmentReclaimer::live_in(std::uint64_t segment) const {
   auto it = segments_.find(segment);
   return it == segments_.end() ? 0 : it->second.live;

@@ -67,6 +67,12 @@ class SegmentReclaimer {
   // True when the message of `queue` and `id` is live and its (latest) message record is in
   // `segment`: what a read by location checks before it believes the bytes it finds there.
   bool live_at(std::string_view queue, model::MessageId id, std::uint64_t segment) const;
+  // The segment holding the latest delivered record of a live message, 0 if none (or not live):
+  // where a scan finds its delivery count.
+  std::uint64_t delivered_segment(std::string_view queue, model::MessageId id) const;
+  // The first tracked segment whose id is `id` or more, 0 if none: lets a scan step over
+  // reclaimed segments without walking them.
+  std::uint64_t first_segment_from(std::uint64_t id) const;
   std::size_t live_messages() const { return live_.size(); }
   // Live messages plus pinned delivered records in `segment`.
   std::size_t live_in(std::uint64_t segment) const;

@@ -39,7 +39,13 @@ ALTER TABLE {s}.messages ALTER COLUMN message SET STORAGE EXTERNAL;
 CREATE UNIQUE INDEX messages_by_queue ON {s}.messages (queue_id, id_hi, id_lo);
 )sql";
 
-constexpr const char* kSteps[] = {kVersion1};
+// Version 2: scans of a queue's cold tail (Store::scan) read one queue's rows of one priority in
+// seq order from a given seq; this index serves that range exactly.
+constexpr const char* kVersion2 = R"sql(
+CREATE INDEX messages_by_lane ON {s}.messages (queue_id, priority, seq);
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 std::string with_schema(std::string_view sql, const std::string& schema) {

@@ -13,7 +13,7 @@
 namespace carrier::store::postgres {
 
 // The version this build writes; a higher one is refused by name.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // A schema name Carrier accepts: [a-z_][a-z0-9_]*, at most 63 bytes (so it needs no quoting
 // and is never folded). Errc::invalid_argument naming it otherwise.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -319,6 +320,77 @@ std::vector<Result<model::MessagePtr>> PostgresStore::read_rows(const std::strin
     }
   }
   return answers;
+}
+
+// Like read(): on the writer thread after the group it arrives with, so an ack appended before
+// the scan is committed first.
+void PostgresStore::scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) {
+  writer_.run_on_writer([this, queue = std::move(queue), priority, from, max, done = std::move(done)](Status can) {
+    Result<ScanResult> out = can ? scan_rows(queue, priority, from, max) : Result<ScanResult>(unexpected(can.error()));
+    if (done) done(std::move(out));
+  });
+}
+
+// Writer thread. One range of messages_by_lane (queue_id, priority, seq); one more row than
+// asked tells whether the lane is exhausted (its message is not decoded). An exhausted scan's
+// next is past every seq handed out so far.
+Result<ScanResult> PostgresStore::scan_rows(const std::string& queue, std::uint8_t priority, Location from,
+                                            std::size_t max) {
+  ScanResult out;
+  const std::uint64_t first = from.offset == 0 && from.record == 0 ? from.file : from.file + 1;
+  if (conn_.broken()) {
+    if (auto st = reconnect(); !st) return unexpected(st.error());
+  }
+  const Location end{std::max(first, static_cast<std::uint64_t>(next_seq_)), 0, 0};
+  auto q = queues_.find(queue);
+  if (q == queues_.end() || first > static_cast<std::uint64_t>(INT64_MAX)) {
+    out.next = std::max(from, end);
+    out.exhausted = true;
+    return out;
+  }
+  Int8Param queue_id(q->second);
+  Int2Param lane(static_cast<std::int16_t>(priority));
+  Int8Param first_seq(static_cast<std::int64_t>(first));
+  Int8Param limit(max >= static_cast<std::size_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(max) + 1);
+  Params p;
+  p.add(queue_id);
+  p.add(lane);
+  p.add(first_seq);
+  p.add(limit);
+  auto rows = conn_.exec("SELECT seq, id_hi, id_lo, delivery_count, message FROM " + schema_ +
+                             ".messages WHERE queue_id = $1::int8 AND priority = $2::int2 AND seq >= $3::int8 "
+                             "ORDER BY seq LIMIT $4::int8",
+                         p, true);
+  if (!rows) {
+    Error e = std::move(rows).error();
+    if (conn_.broken()) {
+      conn_.reset();
+      e = Error(Errc::unavailable, e.detail);
+    }
+    return unexpected(std::move(e));
+  }
+  PGresult* r = rows->get();
+  const int n = PQntuples(r);
+  for (int row = 0; row < n && out.messages.size() < max; ++row) {
+    const std::int64_t seq = read_int8(PQgetvalue(r, row, 0));
+    const model::MessageId id{static_cast<std::uint64_t>(read_int8(PQgetvalue(r, row, 1))),
+                             static_cast<std::uint64_t>(read_int8(PQgetvalue(r, row, 2)))};
+    const std::string_view blob(PQgetvalue(r, row, 4), static_cast<std::size_t>(PQgetlength(r, row, 4)));
+    auto decoded = decode_message(blob);
+    if (!decoded || decoded->id != id) {
+      return unexpected(Errc::corrupt_data, fmt::format("postgres: schema {}: scan of {}: message seq {}: {}", schema_,
+                                                        queue, seq,
+                                                        decoded ? "the message's id differs from the row's"
+                                                                : decoded.error().detail));
+    }
+    const Location at{static_cast<std::uint64_t>(seq), 0, 0};
+    out.messages.push_back(ScannedMessage{std::make_shared<const model::Message>(std::move(*decoded)), at,
+                                          static_cast<std::uint32_t>(read_int4(PQgetvalue(r, row, 3)))});
+    out.next = Location{at.file + 1, 0, 0};
+  }
+  out.exhausted = static_cast<std::size_t>(n) <= max;
+  if (out.exhausted) out.next = std::max({out.next, from, end});
+  return out;
 }
 
 void PostgresStore::start() {

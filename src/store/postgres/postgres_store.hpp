@@ -62,6 +62,9 @@ class PostgresStore final : public Store {
   void append_located(Batch batch, LocatedCallback on_durable) override;
   // Reads run on the writer thread, on its connection, between group commits.
   void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
+  // Like read(): on the writer thread, on its connection, one range of messages_by_lane.
+  bool can_scan() const override { return true; }
+  void scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) override;
   void close() override;
 
   Stats stats() const;
@@ -85,6 +88,7 @@ class PostgresStore final : public Store {
   Status attempt(std::vector<Pending>& group);
   Status reconnect();
   std::vector<Result<model::MessagePtr>> read_rows(const std::string& queue, const std::vector<ReadItem>& items);
+  Result<ScanResult> scan_rows(const std::string& queue, std::uint8_t priority, Location from, std::size_t max);
 
   const Options options_;
   const std::string schema_;

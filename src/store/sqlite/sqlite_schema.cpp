@@ -33,7 +33,13 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_by_queue ON messages (queue_id, id_hi, id_lo);
 )sql";
 
-constexpr const char* kSteps[] = {kVersion1};
+// Version 2: scans of a queue's cold tail (Store::scan) read one queue's rows of one priority in
+// seq order from a given seq; this index serves that range exactly.
+constexpr const char* kVersion2 = R"sql(
+CREATE INDEX messages_by_lane ON messages (queue_id, priority, seq);
+)sql";
+
+constexpr const char* kSteps[] = {kVersion1, kVersion2};
 static_assert(std::size(kSteps) == kSchemaVersion, "one migration step per schema version");
 
 Status exec(sqlite3* db, const char* sql, const std::string& where, std::string_view what) {

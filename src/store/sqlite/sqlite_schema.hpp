@@ -13,7 +13,7 @@ namespace carrier::store::sqlite {
 
 // The version this build writes. A database with a higher version is refused by name: an old
 // binary must not write into tables whose meaning it does not know.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Step i takes a database from version i to i + 1; version 0 is an empty file. A new version
 // appends a step and never edits an old one (a database made by an older build must still

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <system_error>
@@ -61,7 +62,8 @@ std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 }  // namespace
 
 struct SqliteStore::Statements {
-  Statement begin, commit, rollback, insert_queue, upsert_message, delete_message, update_count, read_message;
+  Statement begin, commit, rollback, insert_queue, upsert_message, delete_message, update_count, read_message,
+      scan_lane;
 };
 
 std::filesystem::path database_path(const std::filesystem::path& data_dir) { return data_dir / kFileName; }
@@ -135,6 +137,10 @@ Status SqliteStore::connect() {
        "UPDATE messages SET delivery_count = ?4 WHERE queue_id = ?1 AND id_hi = ?2 AND id_lo = ?3"},
       // Read back by location: seq is the rowid, so this is one b-tree lookup.
       {&stmts_->read_message, "SELECT queue_id, id_hi, id_lo, message FROM messages WHERE seq = ?1"},
+      // A scan of a cold tail: a range of messages_by_lane (queue_id, priority, seq), in order.
+      {&stmts_->scan_lane,
+       "SELECT seq, id_hi, id_lo, delivery_count, message FROM messages "
+       "WHERE queue_id = ?1 AND priority = ?2 AND seq >= ?3 ORDER BY seq LIMIT ?4"},
   };
   for (const auto& p : prepared) {
     rc = p.stmt->prepare(db_, p.sql);
@@ -353,6 +359,69 @@ void SqliteStore::read(std::string queue, std::vector<ReadItem> items, ReadCallb
     }
     if (done) done(std::move(answers));
   });
+}
+
+void SqliteStore::scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) {
+  writer_.run_on_writer([this, queue = std::move(queue), priority, from, max, done = std::move(done)](Status can) {
+    if (can && db_ == nullptr) {
+      if (auto st = connect(); !st) can = st;
+    }
+    Result<ScanResult> out = can ? scan_rows(queue, priority, from, max) : Result<ScanResult>(unexpected(can.error()));
+    if (done) done(std::move(out));
+  });
+}
+
+// Writer thread. One more row than asked is fetched (not decoded) to tell whether the lane is
+// exhausted; an exhausted scan's next is past every seq handed out so far.
+Result<ScanResult> SqliteStore::scan_rows(const std::string& queue, std::uint8_t priority, Location from,
+                                          std::size_t max) {
+  ScanResult out;
+  const std::uint64_t first = from.offset == 0 && from.record == 0 ? from.file : from.file + 1;
+  const Location end{std::max(first, static_cast<std::uint64_t>(next_seq_)), 0, 0};
+  auto q = queues_.find(queue);
+  if (q == queues_.end() || first > static_cast<std::uint64_t>(INT64_MAX)) {
+    out.next = std::max(from, end);
+    out.exhausted = true;
+    return out;
+  }
+  sqlite3_stmt* s = stmts_->scan_lane.get();
+  sqlite3_bind_int64(s, 1, q->second);
+  sqlite3_bind_int(s, 2, priority);
+  sqlite3_bind_int64(s, 3, static_cast<std::int64_t>(first));
+  sqlite3_bind_int64(s, 4, max >= static_cast<std::size_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(max) + 1);
+  std::optional<Error> failure;
+  bool more = false;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (out.messages.size() == max) {
+      more = true;
+      break;
+    }
+    const std::int64_t seq = sqlite3_column_int64(s, 0);
+    const model::MessageId id{static_cast<std::uint64_t>(sqlite3_column_int64(s, 1)),
+                             static_cast<std::uint64_t>(sqlite3_column_int64(s, 2))};
+    const auto* bytes = static_cast<const char*>(sqlite3_column_blob(s, 4));
+    auto decoded = decode_message(std::string_view(bytes ? bytes : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 4))));
+    if (!decoded || decoded->id != id) {
+      failure = Error(Errc::corrupt_data, fmt::format("sqlite {}: scan of {}: message seq {}: {}", where_, queue, seq,
+                                                      decoded ? "the message's id differs from the row's"
+                                                              : decoded.error().detail));
+      break;
+    }
+    const Location at{static_cast<std::uint64_t>(seq), 0, 0};
+    out.messages.push_back(ScannedMessage{std::make_shared<const model::Message>(std::move(*decoded)), at,
+                                          static_cast<std::uint32_t>(sqlite3_column_int64(s, 3))});
+    out.next = Location{at.file + 1, 0, 0};
+  }
+  if (!failure && rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    failure = Error(errc_of(rc), fmt::format("sqlite {}: scan of {}: {}", where_, queue, sqlite3_errmsg(db_)));
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (failure) return unexpected(std::move(*failure));
+  out.exhausted = !more;
+  if (out.exhausted) out.next = std::max({out.next, from, end});
+  return out;
 }
 
 // Writer thread.

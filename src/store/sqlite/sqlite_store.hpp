@@ -63,6 +63,10 @@ class SqliteStore final : public Store {
   // Reads run on the writer thread, between group commits (the exclusive lock admits no second
   // connection): a read waits for the group commit in progress.
   void read(std::string queue, std::vector<ReadItem> items, ReadCallback done) override;
+  // Like read(): on the writer thread, after the group it arrives with (so an ack appended
+  // before it is written first), one range of the messages_by_lane index.
+  bool can_scan() const override { return true; }
+  void scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done) override;
   void close() override;
 
   Stats stats() const;
@@ -83,6 +87,7 @@ class SqliteStore final : public Store {
                    std::string_view what);
   Status execute(sqlite3_stmt* s, std::string_view what);
   Result<model::MessagePtr> read_one(const std::string& queue, const ReadItem& item);
+  Result<ScanResult> scan_rows(const std::string& queue, std::uint8_t priority, Location from, std::size_t max);
 
   // Writer thread.
 
