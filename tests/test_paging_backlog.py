@@ -201,3 +201,59 @@ def test_selector_matching_nothing_does_not_reread_a_paged_backlog(broker_factor
     picky.wait_messages(2, timeout=60)
     assert picky.messages[1].body == second
     assert metric(broker, "carrier_messages_paged_in_total") - once < 200, "the backlog was read again"
+
+
+def fill_small(producer, destination, start, count, size):
+    """Persistent messages start..start+count-1 of `size` bytes, pipelined, one receipt per 500."""
+    for first in range(start, start + count, 500):
+        last = min(start + count, first + 500) - 1
+        for i in range(first, last):
+            head = f"{i:07d}:"
+            producer.send(destination, head + "y" * (size - len(head)), headers={"persistent": "true"}, wait=False)
+        head = f"{last:07d}:"
+        producer.send(destination, head + "y" * (size - len(head)), headers={"persistent": "true"}, timeout=60)
+
+
+def test_a_cold_backlog_costs_no_memory_per_message_before_and_after_a_restart(broker_factory, stomp_client):
+    """docs/storage.md, "Cold tails: the core": past the budget a queue's tail keeps no state per
+    message, so twice the messages hold about the same RSS (paged entries would add ~200 bytes
+    each: 12 MiB for the second 60,000), a restart folds the recovered summaries into cold tails,
+    and the backlog then drains whole, in order, once each."""
+    broker = broker_factory(config=paging_config())
+    tag = uuid.uuid4().hex[:8]
+    queue = f"/queue/paging.cold{tag}"
+    step, size = 60_000, 512  # 30 MiB of bodies per step: 30 budgets
+    producer = stomp_client(broker.port)
+
+    def cold_at_least(n):
+        wait_for(lambda: metric(broker, "carrier_messages_cold") >= n, timeout=120,
+                 message=lambda: f"{metric(broker, 'carrier_messages_cold')} cold of {n}")
+
+    fill_small(producer, queue, 0, step, size)
+    cold_at_least(step * 9 // 10)
+    rss_one = rss_bytes(broker.proc.pid)
+    fill_small(producer, queue, step, step, size)
+    cold_at_least(2 * step * 9 // 10)
+    rss_two = rss_bytes(broker.proc.pid)
+    assert metric(broker, "carrier_messages_ready") == 2 * step
+    assert rss_two - rss_one < 6 * MiB, \
+        f"RSS grew by {(rss_two - rss_one) / MiB:.1f} MiB for {step} more cold messages"
+    producer.disconnect()
+
+    broker.kill()
+    broker.start()
+    wait_for(lambda: metric(broker, "carrier_messages_ready") == 2 * step, timeout=120,
+             message=lambda: f"{metric(broker, 'carrier_messages_ready')} ready after the restart")
+    assert metric(broker, "carrier_messages_cold") >= 2 * step * 9 // 10, "recovered into cold tails"
+    rss_restarted = rss_bytes(broker.proc.pid)
+    assert rss_restarted < rss_two + 6 * MiB, \
+        f"restarted RSS {rss_restarted / MiB:.0f} MiB against {rss_two / MiB:.0f} MiB before the kill"
+
+    consumer = stomp_client(broker.port)
+    consumer.subscribe(queue, headers={"activemq.prefetchSize": "1000"})
+    consumer.wait_messages(2 * step, timeout=240)
+    got = [int(f.body.split(":", 1)[0]) for f in consumer.messages]
+    assert len(got) == len(set(got)), "a message came twice"
+    assert got == list(range(2 * step)), "lost or out of order"
+    wait_for(lambda: metric(broker, "carrier_messages_ready") == 0, timeout=60)
+    assert metric(broker, "carrier_page_in_failures_total") == 0

@@ -287,7 +287,8 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
   if (location.valid() && m->persistent && m->deliver_at_ms <= shard_.now_ms() && oq.queue->holding(m->priority) &&
       cold_capable(key, oq)) {
     // Behind a cold tail: it joins it (its delivery count comes back with the scan).
-    oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)), location);
+    oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)), location,
+                       m->timestamp_ms);
     track_cold(oq);
     return;
   }
@@ -319,7 +320,7 @@ void OwnedQueues::restore_summary(const std::string& key, const store::MessageSu
   if (auto& oq = open(key); cold_capable(key, oq) && location.valid() && summary.deliver_at_ms <= shard_.now_ms()) {
     // Folded into its lane's cold tail: no per-message state (its delivery count comes back
     // with the scan that reads it).
-    oq.queue->add_cold(summary.priority, summary.footprint, location);
+    oq.queue->add_cold(summary.priority, summary.footprint, location, summary.timestamp_ms);
     track_cold(oq);
     return;
   }

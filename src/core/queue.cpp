@@ -450,7 +450,14 @@ std::int64_t Queue::oldest_ready_timestamp_ms() const {
   for (const auto& lane : ready_) {
     if (lane && !lane->empty() && (first == nullptr || lane->front().seq < first->seq)) first = &lane->front();
   }
-  return first != nullptr ? first->timestamp_ms() : 0;
+  std::int64_t oldest = first != nullptr ? first->timestamp_ms() : 0;
+  // A lane with nothing in memory ahead of its cold tail: the tail's estimate.
+  for (std::size_t p = 0; cold_ && p < ready_.size(); ++p) {
+    const auto& t = (*cold_)[p];
+    if (t.count == 0 || t.oldest_ms == 0 || (ready_[p] && !ready_[p]->empty())) continue;
+    if (oldest == 0 || t.oldest_ms < oldest) oldest = t.oldest_ms;
+  }
+  return oldest;
 }
 
 Queue::Entry* Queue::find_ready(std::size_t lane, std::uint64_t seq) {

@@ -97,6 +97,9 @@ class Queue {
     std::uint64_t bytes = 0;          // their footprints (depth and ready_bytes count them)
     store::Location from;             // where the next scan starts
     std::uint64_t drops = 0;          // the next ones read are dropped (overflow, purge)
+    // The oldest timestamp known to be in it (the admin API's oldest message age): the
+    // earliest that joined, then, once read from, the last message read. 0: unknown.
+    std::int64_t oldest_ms = 0;
     bool scanning = false;            // a scan of this lane is out
     bool failed = false;              // a scan failed: no more reads until a restart
     bool lowered = false;             // `from` was lowered while the scan was out...
@@ -208,7 +211,7 @@ class Queue {
   model::MessagePtr join_cold(std::size_t priority, const model::MessageId& id, store::Location at);
   // A message known only by its summary (recovery) or whose message is let go (restore of a
   // full message behind a cold tail) joins the tail of its lane.
-  void add_cold(std::size_t priority, std::uint32_t footprint, store::Location at);
+  void add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms = 0);
   // The scan to issue next, marked out: the highest lane with a tail whose in-memory head (with
   // the lanes above) is under half a window; only with consumers, unless `all` (an operator's
   // work reads the whole tail) or the lane owes drops.

@@ -33,6 +33,10 @@ void lower_from(Queue::ColdTail& t, store::Location at) {
 
 constexpr std::size_t kDropScan = 1024;  // messages read per scan that only drops
 
+void note_oldest(Queue::ColdTail& t, std::int64_t timestamp_ms) {
+  if (timestamp_ms != 0 && (t.oldest_ms == 0 || timestamp_ms < t.oldest_ms)) t.oldest_ms = timestamp_ms;
+}
+
 }  // namespace
 
 Queue::ColdTail& Queue::cold_for(std::size_t priority) {
@@ -95,6 +99,7 @@ std::vector<std::pair<MessagePtr, store::Location>> Queue::go_cold(std::size_t k
       }
       auto& t = cold_for(p);
       const std::size_t fp = e.message->footprint();
+      note_oldest(t, e.message->timestamp_ms);
       lower_from(t, at);
       ++t.count;
       t.bytes += fp;
@@ -142,6 +147,7 @@ MessagePtr Queue::join_cold(std::size_t priority, const model::MessageId& id, st
   const std::size_t fp = m->footprint();
   --held_count_;
   held_bytes_ -= fp;
+  note_oldest(t, m->timestamp_ms);
   lower_from(t, at);
   ++t.count;
   t.bytes += fp;
@@ -150,8 +156,9 @@ MessagePtr Queue::join_cold(std::size_t priority, const model::MessageId& id, st
   return m;
 }
 
-void Queue::add_cold(std::size_t priority, std::uint32_t footprint, store::Location at) {
+void Queue::add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms) {
   auto& t = cold_for(priority);
+  note_oldest(t, timestamp_ms);
   lower_from(t, at);
   ++t.count;
   t.bytes += footprint;
@@ -233,6 +240,9 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
     out.entered.push_back(ColdEntered{sm.message, sm.location, e.seq});
     push_back_ready(std::move(e));
   }
+  if (!result.messages.empty() && result.messages.back().message) {
+    t.oldest_ms = result.messages.back().message->timestamp_ms;  // store order is about arrival order
+  }
   t.from = t.lowered ? std::min(result.next, t.lowered_to) : result.next;
   const bool trust_exhausted = result.exhausted && !t.lowered;
   t.lowered = false;
@@ -251,7 +261,10 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
     release_held(read.lane);
   }
   out.emptied = !t.active();
-  if (out.emptied) t.from = {};
+  if (out.emptied) {
+    t.from = {};
+    t.oldest_ms = 0;
+  }
   return out;
 }
 

@@ -77,6 +77,11 @@ TEST(QueueColdTail, GoesColdFromTheTailKeepingCountsAndBytes) {
   EXPECT_EQ(q.ready_bytes(), bytes) << "a cold message counts its footprint";
   ASSERT_NE(q.cold_tail(4), nullptr);
   EXPECT_EQ(q.cold_tail(4)->from, (store::Location{4, 0, 0})) << "the smallest location among them";
+  EXPECT_EQ(q.oldest_ready_timestamp_ms(), 1001) << "the head in memory";
+  Queue all_cold("queue:c");
+  for (int i = 1; i <= 3; ++i) all_cold.enqueue(cold_message(i));
+  ASSERT_EQ(all_cold.go_cold(0, at_number, kNoEnough).size(), 3u);
+  EXPECT_EQ(all_cold.oldest_ready_timestamp_ms(), 1001) << "the tail's oldest";
   EXPECT_TRUE(q.holding(4));
   EXPECT_FALSE(q.holding(5));
 }
