@@ -201,9 +201,15 @@ class Queue {
   //
   // Moves ready persistent entries that `where` locates out of memory into their lanes' cold
   // tails, the furthest from the head first, leaving `keep_head` entries alone, until `enough`.
-  // Returns the messages it let go, with their locations.
-  std::vector<std::pair<model::MessagePtr, store::Location>> go_cold(std::size_t keep_head, const Locator& where,
-                                                                      const Enough& enough);
+  // Returns the messages it let go, with their locations. An entry that every consumer's
+  // selector has refused is paged in place instead (`paged`): gone cold, it would come back with
+  // a new place in the lane and be evaluated, and read, again and again.
+  struct WentCold {
+    model::MessagePtr message;
+    store::Location location;
+    bool paged = false;
+  };
+  std::vector<WentCold> go_cold(std::size_t keep_head, const Locator& where, const Enough& enough);
   // Whether lane `priority` has a cold tail that persistent arrivals must wait behind.
   bool holding(std::size_t priority) const;
   // A held arrival, located at last: it leaves memory and joins the tail. Null if `id` is not

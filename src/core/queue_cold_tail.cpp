@@ -2,6 +2,7 @@
 // count, a byte total and a store location to scan from. The owner (queue_cold_tails.cpp) issues
 // the scans and keeps the store's locations; the queue moves messages between memory and tail.
 #include <algorithm>
+#include <limits>
 
 #include "core/queue.hpp"
 
@@ -72,9 +73,8 @@ void Queue::release_held(std::size_t priority) {
   }
 }
 
-std::vector<std::pair<MessagePtr, store::Location>> Queue::go_cold(std::size_t keep_head, const Locator& where,
-                                                                   const Enough& enough) {
-  std::vector<std::pair<MessagePtr, store::Location>> out;
+std::vector<Queue::WentCold> Queue::go_cold(std::size_t keep_head, const Locator& where, const Enough& enough) {
+  std::vector<WentCold> out;
   if (paged_count_ == ready_count_) return out;
   std::array<std::size_t, 10> ahead{};
   std::size_t total = 0;
@@ -86,6 +86,12 @@ std::vector<std::pair<MessagePtr, store::Location>> Queue::go_cold(std::size_t k
     if (!ready_[p]) continue;
     auto& lane = *ready_[p];
     std::vector<std::size_t> unlocated;  // persistent, not durable yet: held if behind the tail
+    // Below this seq every consumer (all selective) refused every entry of the lane.
+    std::uint64_t refused_upto = 0;
+    if (!consumers_.empty() && selective_consumers_ == consumers_.size()) {
+      refused_upto = std::numeric_limits<std::uint64_t>::max();
+      for (const auto& c : consumers_) refused_upto = std::min(refused_upto, c->refused_below[p]);
+    }
     std::size_t first_frozen = lane.size();
     bool done = false;
     for (std::size_t i = lane.size(); i-- > 0;) {
@@ -95,6 +101,11 @@ std::vector<std::pair<MessagePtr, store::Location>> Queue::go_cold(std::size_t k
       const auto at = where(*e.message);
       if (!at.valid()) {
         unlocated.push_back(i);
+        continue;
+      }
+      if (e.seq < refused_upto) {
+        out.push_back(WentCold{page(e, at), at, true});
+        if (enough(*out.back().message)) return out;
         continue;
       }
       auto& t = cold_for(p);
@@ -107,10 +118,10 @@ std::vector<std::pair<MessagePtr, store::Location>> Queue::go_cold(std::size_t k
       cold_bytes_ += fp;
       --ready_count_;
       ready_bytes_ -= fp;
-      out.emplace_back(std::move(e.message), at);
+      out.push_back(WentCold{std::move(e.message), at, false});
       e.message.reset();
       first_frozen = i;
-      if (enough(*out.back().first)) {
+      if (enough(*out.back().message)) {
         done = true;
         break;
       }

@@ -71,7 +71,7 @@ TEST(QueueColdTail, GoesColdFromTheTailKeepingCountsAndBytes) {
   const auto bytes = q.ready_bytes();
   auto gone = q.go_cold(3, at_number, kNoEnough);
   ASSERT_EQ(gone.size(), 7u);
-  EXPECT_EQ(gone.front().first->id.lo, 10u) << "the tail first";
+  EXPECT_EQ(gone.front().message->id.lo, 10u) << "the tail first";
   EXPECT_EQ(q.cold(), 7u);
   EXPECT_EQ(q.depth(), 10u);
   EXPECT_EQ(q.ready_bytes(), bytes) << "a cold message counts its footprint";
@@ -553,6 +553,38 @@ TEST_F(OwnerColdTail, ASelectorMatchingNothingReadsAColdBacklogOnce) {
                                                       600 * OwnedQueues::kPagedEntryBytes));
   send(601, 601);
   EXPECT_LE(store_.scanned, 601u);
+}
+
+TEST_F(OwnerColdTail, ASelectorFindsItsMatchBehindColdTailsOfSeveralPriorities) {
+  send(1, 300, 8);
+  send(301, 600, 4);
+  send(601, 900, 1);
+  auto match = make_message(901, 0);
+  auto with_color = std::make_shared<Message>(*match);
+  with_color->properties.emplace_back("color", "none");
+  on(0, [&](Broker& b) { b.send({with_color}, nullptr); });
+  settle();
+  ASSERT_GT(queue().cold(), 800u);
+  auto sel = selector::parse("color = 'none'");
+  ASSERT_TRUE(sel);
+  auto c = std::make_shared<broker_testing::Collector>();
+  SubscribeRequest req{kQueue, AckMode::auto_ack, 1000, c};
+  req.selector = *sel;
+  on(1, [&](Broker& b) { (void)b.subscribe(req, nullptr); });
+  settle();
+  ASSERT_EQ(c->got.size(), 1u) << "cold " << queue().cold() << " paged " << queue().paged() << " scanned " << store_.scanned
+                               << " read " << store_.read_items;
+  EXPECT_EQ(c->got[0].message->id.lo, 901u);
+  // Refused arrivals, then a match: it comes without the refused backlog being read again.
+  const auto scanned = store_.scanned + store_.read_items;
+  send(902, 951, 0);
+  auto second = std::make_shared<Message>(*make_message(952, 0));
+  second->properties.emplace_back("color", "none");
+  on(0, [&](Broker& b) { b.send({second}, nullptr); });
+  settle();
+  ASSERT_EQ(c->got.size(), 2u) << "cold " << queue().cold() << " paged " << queue().paged();
+  EXPECT_EQ(c->got[1].message->id.lo, 952u);
+  EXPECT_LT(store_.scanned + store_.read_items - scanned, 100u) << "scanned " << store_.scanned << " read " << store_.read_items << " before " << scanned;
 }
 
 TEST_F(OwnerColdTail, ScanErrorsStopTheTailAndCountItsMessages) {

@@ -139,9 +139,13 @@ void OwnedQueues::page_queue(const std::string& key, OwnedQueue& oq, std::int64_
           freed += static_cast<std::int64_t>(m.footprint());
           return shard_.memory->used() - freed <= target;
         });
-    for (const auto& [m, at] : cold) {
-      forget_location(oq, m->id);
-      shard_.account_release(*m);
+    for (const auto& gone : cold) {
+      shard_.account_release(*gone.message);
+      if (gone.paged) {
+        shard_.account(kPagedEntryBytes);  // its location stays in the map: a scan skips it
+      } else {
+        forget_location(oq, gone.message->id);
+      }
     }
     shard_.counters.paged_out += cold.size();
     track_cold(oq);
