@@ -106,6 +106,9 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
              c.page_in_failed);
   out.scalar("carrier_messages_ready", "gauge", "Messages waiting in queues and named subscriptions",
              std::uint64_t{s.messages_ready});
+  out.scalar("carrier_messages_cold", "gauge",
+             "Of the ready messages, those in queues' cold tails: kept in the store only, no memory per message",
+             std::uint64_t{s.messages_cold});
   out.scalar("carrier_messages_unacked", "gauge", "Messages delivered and not yet acknowledged",
              std::uint64_t{s.messages_unacked});
   out.scalar("carrier_messages_scheduled", "gauge", "Messages waiting for a delivery time or a redelivery delay",

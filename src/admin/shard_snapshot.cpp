@@ -88,6 +88,7 @@ ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
     t.queues += s.stats.queues;
     t.messages_ready += s.stats.messages_ready;
     t.messages_unacked += s.stats.messages_unacked;
+    t.messages_cold += s.stats.messages_cold;
     t.topic_subscriptions += s.stats.topic_subscriptions;
     // Every shard holds every named subscription: one shard's count is the broker's.
     t.named_subscriptions = s.stats.named_subscriptions;

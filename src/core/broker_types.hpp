@@ -104,6 +104,7 @@ struct BrokerStats {
   std::size_t queues = 0;
   std::size_t messages_ready = 0;
   std::size_t messages_unacked = 0;
+  std::size_t messages_cold = 0;  // of the ready ones, those in cold tails (no per-message state)
   std::size_t topic_subscriptions = 0;
   std::size_t named_subscriptions = 0;
   std::size_t retained = 0;

@@ -41,6 +41,10 @@ class MemoryGauge {
 
   void set_budget(std::uint64_t bytes) { budget_.store(bytes, std::memory_order_relaxed); }
   std::uint64_t budget() const { return budget_.load(std::memory_order_relaxed); }
+  // Queues with a cold tail (docs/storage.md, "Cold tails"): while there are any, every send to
+  // a pageable queue learns where it was stored, so that an arrival behind a tail can join it.
+  void add_cold_queues(std::int64_t n) { cold_queues_.fetch_add(n, std::memory_order_relaxed); }
+  bool any_cold() const { return cold_queues_.load(std::memory_order_relaxed) > 0; }
   // `freed` bytes less would still be over the budget (false when there is none).
   bool over_budget(std::int64_t freed = 0) const {
     const auto b = budget();
@@ -52,6 +56,7 @@ class MemoryGauge {
   std::atomic<std::int64_t> used_{0};
   std::atomic<bool> paused_{false};
   std::atomic<std::uint64_t> budget_{0};
+  std::atomic<std::int64_t> cold_queues_{0};
   std::function<void()> on_relief_;
 };
 

@@ -308,8 +308,10 @@ void NamedSubscriptions::remove(std::string name, Completion done) {
 
 void NamedSubscriptions::drop_on_owner(const std::string& key, bool durable, MessageId definition, Completion finish) {
   std::vector<Queue::Entry> gone;
+  std::vector<Queue::ColdCut> cold;
   bool stored = durable;
   if (auto* oq = queues_.find(key)) {
+    cold = oq->queue->cut_cold();
     gone = oq->queue->take_all();
     stored = oq->stored;
   }
@@ -320,9 +322,11 @@ void NamedSubscriptions::drop_on_owner(const std::string& key, bool durable, Mes
   if (durable) batch.push_back(store::Record::acked(kDefinitions.key(), definition));
   if (batch.empty()) {
     finish(ok());
-    return;
+  } else {
+    shard_.store.append(std::move(batch), [finish = std::move(finish)](Status st) mutable { finish(std::move(st)); });
   }
-  shard_.store.append(std::move(batch), [finish = std::move(finish)](Status st) mutable { finish(std::move(st)); });
+  // Its cold tails' messages are acked by scanning them through, after the records above.
+  if (stored) queues_.ack_cold(key, std::move(cold));
 }
 
 }  // namespace carrier::core

@@ -65,6 +65,7 @@ OwnedQueue& OwnedQueues::open(const std::string& key) {
 }
 
 void OwnedQueues::drop(Map::iterator it) {
+  if (it->second.counted_cold && shard_.memory != nullptr) shard_.memory->add_cold_queues(-1);
   watchers_.drop_queue(it->first, it->second);  // wildcard subscriptions re-attach if it comes back
   clear_pressure(it->first, it->second);
   if (shard_.destinations != nullptr && counts_as_destination(it->first)) shard_.destinations->remove();
@@ -83,6 +84,8 @@ bool OwnedQueues::collectable(const std::string& key, const OwnedQueue& oq) cons
   const Queue& q = *oq.queue;
   // Wildcard queue subscriptions' children alone do not keep it: they re-attach if it comes back.
   if (q.depth() != 0 || !QueueWatchers::only_watched(oq) || oq.delayed != 0) return false;
+  // Drops owed by a cold tail are read and acked through the queue.
+  if (q.cold_active() || q.cold_reading() || !oq.warm_waiters.empty()) return false;
   return !shard_.configured_queues.contains(key.substr(kQueuePrefix.size()));
 }
 
@@ -156,6 +159,10 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
     }
     q.enqueue(m);
     shard_.account_hold(*m);
+    // Behind a cold tail and already located (routed once durable): it joins the tail now.
+    if (m->persistent && q.holding(m->priority)) {
+      if (const auto at = located(oq, *m); at.valid() && join_cold(oq, m->id, at)) forget_location(oq, m->id);
+    }
     if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
   }
   std::sort(dirty.begin(), dirty.end());
@@ -258,21 +265,33 @@ void OwnedQueues::remove(std::string key, Completion done) {
   }
   auto& oq = it->second;
   store::Batch batch;
+  auto cold = oq.queue->cut_cold();
+  const bool stored = oq.stored;
   release_entries(key, oq.stored, oq.queue->take_all(), batch);
   drop(it);
-  if (batch.empty()) {
-    if (done) done(ok());
-    return;
+  if (!batch.empty()) {
+    shard_.store.append(std::move(batch), [done = std::move(done)](Status st) mutable {
+      if (done) done(std::move(st));
+    });
+  } else if (done) {
+    done(ok());
   }
-  shard_.store.append(std::move(batch), [done = std::move(done)](Status st) mutable {
-    if (done) done(std::move(st));
-  });
+  // After the acks above: a scan called now does not see what they removed.
+  if (stored) ack_cold(key, std::move(cold));
 }
 
 void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t delivery_count,
                           store::Location location) {
   if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;  // its subscription is gone
   auto& oq = open(key);
+  if (location.valid() && m->persistent && m->deliver_at_ms <= shard_.now_ms() && oq.queue->holding(m->priority) &&
+      cold_capable(key, oq)) {
+    // Behind a cold tail: it joins it (its delivery count comes back with the scan).
+    oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)), location,
+                       m->timestamp_ms);
+    track_cold(oq);
+    return;
+  }
   shard_.account_hold(*m);
   if (paging() && location.valid() && oq.stored && m->persistent) {
     if (!oq.locations) oq.locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
@@ -298,7 +317,13 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
 void OwnedQueues::restore_summary(const std::string& key, const store::MessageSummary& summary,
                                   store::Location location, std::uint32_t delivery_count) {
   if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;
-  (void)open(key);
+  if (auto& oq = open(key); cold_capable(key, oq) && location.valid() && summary.deliver_at_ms <= shard_.now_ms()) {
+    // Folded into its lane's cold tail: no per-message state (its delivery count comes back
+    // with the scan that reads it).
+    oq.queue->add_cold(summary.priority, summary.footprint, location, summary.timestamp_ms);
+    track_cold(oq);
+    return;
+  }
   shard_.account(kPagedEntryBytes);
   auto enter = [this, key, summary, location, delivery_count]() {
     auto& oq = open(key);
@@ -321,6 +346,13 @@ void OwnedQueues::restore_summary(const std::string& key, const store::MessageSu
 
 void OwnedQueues::page_in_all(const std::string& key, std::function<void()> then) {
   auto* oq = find(key);
+  if (oq != nullptr && oq->queue->cold_active()) {
+    // The whole cold tail first, window after window, then the paged entries (if any).
+    const bool first = oq->warm_waiters.empty();
+    oq->warm_waiters.push_back([this, key, then = std::move(then)]() mutable { page_in_all(key, std::move(then)); });
+    if (first && !oq->queue->cold_reading()) read_cold(key, *oq);
+    return;
+  }
   if (oq == nullptr || oq->queue->paged() == 0) {
     then();
     return;
@@ -434,6 +466,12 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
   if (queue.paged() != 0 && !queue.reading()) {
     if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) read_ahead(key, *oq);
   }
+  if (queue.cold_tail(0) != nullptr) {
+    if (auto* oq = find(key); oq != nullptr && oq->queue.get() == &queue) {
+      if (queue.cold_active() && !queue.cold_reading()) read_cold(key, *oq);
+      track_cold(*oq);
+    }
+  }
 }
 
 void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Routed>& moved) {
@@ -460,8 +498,14 @@ void OwnedQueues::sweep(std::int64_t now, store::Batch& batch, std::vector<Route
   }
   for (const auto& key : idle) {
     auto it = queues_.find(key);
-    release_entries(key, it->second.stored, it->second.queue->take_all(), batch);
+    auto cold = it->second.queue->cut_cold();
+    const bool stored = it->second.stored;
+    release_entries(key, stored, it->second.queue->take_all(), batch);
     drop(it);
+    if (stored && !cold.empty()) {
+      // The sweep's batch is appended after this returns: the scans start after it.
+      shard_.executor.post(shard_.self, [this, key, cold = std::move(cold)]() mutable { ack_cold(key, std::move(cold)); });
+    }
   }
   for (const auto& key : empty) drop(queues_.find(key));
   // A burst of queues leaves a bucket array sized for it behind; give it back once they are gone.
@@ -472,6 +516,7 @@ void OwnedQueues::add_stats(BrokerStats& s) const {
   s.queues = queues_.size();
   for (const auto& [k, q] : queues_) {
     s.messages_ready += q.queue->depth();
+    s.messages_cold += q.queue->cold();
     s.messages_unacked += q.queue->unacked();
   }
 }

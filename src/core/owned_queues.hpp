@@ -38,6 +38,10 @@ struct OwnedQueue {
   // Paging: where its persistent messages held in memory are stored, once the store said so
   // (a paged entry carries its own). Allocated when the first location arrives.
   std::unique_ptr<std::unordered_map<model::MessageId, store::Location>> locations;
+  // Cold tails: what waits for the whole tail to be read back (page_in_all), and whether the
+  // queue is counted in MemoryGauge's queues with a cold tail.
+  std::vector<std::function<void()>> warm_waiters;
+  bool counted_cold = false;
 };
 
 // Where one message record of an appended batch landed (Store::append_located).
@@ -134,6 +138,21 @@ class OwnedQueues {
   // counted and dropped; so are those that fail to read (they stay in the store).
   void read_back(const std::string& key, std::vector<Queue::Entry> entries,
                  std::function<void(std::vector<Queue::Entry>)> then);
+  // Cold tails (owned_cold_tails.cpp; docs/storage.md, "Cold tails"): a stored, pageable queue
+  // of a store that can scan pages out by letting messages go entirely, into its lanes' tails.
+  bool cold_capable(const std::string& key, const OwnedQueue& oq) const {
+    return paging() && oq.stored && shard_.store.can_scan() && pageable_key(key);
+  }
+  // Issues the queue's next scan if it needs one (consumers near the tail, drops owed, or an
+  // operator's work reading the whole tail).
+  void read_cold(const std::string& key, OwnedQueue& oq);
+  // A held arrival of `key` whose location is known: it joins its tail. True if it did.
+  bool join_cold(OwnedQueue& oq, const model::MessageId& id, store::Location at);
+  // Keeps MemoryGauge's count of queues with a cold tail true for `oq`.
+  void track_cold(OwnedQueue& oq);
+  // Acks every message of tails cut from a queue being deleted, scanning them through in the
+  // background.
+  void ack_cold(const std::string& key, std::vector<Queue::ColdCut> cuts);
   // Read-ahead window per queue: entries kept in memory at the head, and read back per read.
   static constexpr std::size_t kReadWindow = 128;
   // What a paged entry costs in memory, counted in the gauge in place of its message.
@@ -172,6 +191,10 @@ class OwnedQueues {
   void apply_answers(const std::string& key, OwnedQueue& oq, const std::vector<Queue::PageRead>& reads,
                      std::vector<Result<model::MessagePtr>>& answers);
   void forget_location(OwnedQueue& oq, const model::MessageId& id);
+  void cold_in(const std::string& key, std::uint64_t incarnation, Queue::ColdRead read,
+               Result<store::ScanResult> answer);
+  void repage_refused(OwnedQueue& oq, const std::vector<Queue::PageRead>& entered);
+  void ack_cold_step(std::string key, std::vector<Queue::ColdCut> cuts, std::uint64_t acked);
   // A queue's location map holding many more ids than messages (records of refused or dropped
   // sends whose location came after): rebuilt from what the queue holds.
   void prune_locations(OwnedQueue& oq);

@@ -28,6 +28,13 @@ void Queue::enqueue(MessagePtr message) {
   Entry e;
   e.message = std::move(message);
   e.seq = next_seq_++;
+  if (e.message->persistent && holding(e.priority())) {
+    // Behind a cold tail: out of dispatch until it is located and joins the tail.
+    ++held_count_;
+    held_bytes_ += e.footprint();
+    cold_for(e.priority()).held.push_back(std::move(e));
+    return;
+  }
   push_back_ready(std::move(e));
 }
 
@@ -37,6 +44,12 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
   e.seq = next_seq_++;
   e.delivery_count = delivery_count;
   e.redelivered = delivery_count > 0;
+  if (e.message->persistent && holding(e.priority())) {
+    ++held_count_;
+    held_bytes_ += e.footprint();
+    cold_for(e.priority()).held.push_back(std::move(e));
+    return;
+  }
   push_back_ready(std::move(e));
 }
 
@@ -207,16 +220,24 @@ std::size_t Queue::choose_selective(const Entry& e, std::size_t lane) const {
 
 std::vector<Queue::Dispatch> Queue::dispatch(std::int64_t now_ms, std::vector<Entry>& expired_out) {
   std::vector<Dispatch> out;
-  if (consumers_.empty() || ready_count_ == 0) return out;
+  if (consumers_.empty() || (ready_count_ == 0 && cold_count_ == 0)) return out;
   // One batch per consumer per call: the owner posts each batch to the consumer's shard once.
   std::vector<int> batch_of(consumers_.size(), -1);
   stalled_ = false;
-  for (auto p = ready_.size(); p-- > 0 && ready_count_ > 0;) {
-    if (!ready_[p]) continue;
-    if (selective_consumers_ == 0) {
-      dispatch_lane(p, now_ms, expired_out, out, batch_of);
-    } else {
-      dispatch_lane_selective(p, now_ms, expired_out, out, batch_of);
+  for (auto p = ready_.size(); p-- > 0 && (ready_count_ > 0 || cold_count_ > 0);) {
+    if (ready_[p]) {
+      if (selective_consumers_ == 0) {
+        dispatch_lane(p, now_ms, expired_out, out, batch_of);
+      } else {
+        dispatch_lane_selective(p, now_ms, expired_out, out, batch_of);
+      }
+    }
+    // Credit left after the lane's messages in memory: the rest of the lane is its cold tail,
+    // which lower priorities wait behind too, until it is read back.
+    if (!stalled_ && holding(p) && any_credit()) {
+      stalled_ = true;
+      stall_lane_ = p;
+      stall_seq_ = std::numeric_limits<std::uint64_t>::max();
     }
     // Stopped at a paged entry: lower priorities wait with it, so none overtakes it while it is
     // read back.
@@ -360,8 +381,16 @@ std::vector<Queue::Entry> Queue::take_expired(std::int64_t now_ms) {
 }
 
 bool Queue::take_oldest(Entry& out) {
-  for (auto& slot : ready_) {
-    if (!slot || slot->empty()) continue;
+  for (std::size_t p = 0; p < ready_.size(); ++p) {
+    auto& slot = ready_[p];
+    if (!slot || slot->empty()) {
+      // The lane is all cold: its oldest is the tail's first, dropped when read (out empty).
+      if (holding(p) && drop_cold_one(p)) {
+        out = Entry{};
+        return true;
+      }
+      continue;
+    }
     auto& lane = *slot;
     take_out(lane.front());
     out = std::move(lane.front());
@@ -381,6 +410,17 @@ std::vector<Queue::Entry> Queue::take_all() {
   for (auto& c : consumers_) {
     for (auto& e : c->unacked.take_all()) out.push_back(std::move(e));
   }
+  if (cold_) {
+    for (auto& t : *cold_) {
+      for (auto& e : t.held) out.push_back(std::move(e));
+    }
+  }
+  cold_.reset();
+  cold_count_ = 0;
+  cold_bytes_ = 0;
+  held_count_ = 0;
+  held_bytes_ = 0;
+  ++cold_epoch_;
   ready_count_ = 0;
   paged_count_ = 0;
   stalled_ = false;
@@ -410,7 +450,14 @@ std::int64_t Queue::oldest_ready_timestamp_ms() const {
   for (const auto& lane : ready_) {
     if (lane && !lane->empty() && (first == nullptr || lane->front().seq < first->seq)) first = &lane->front();
   }
-  return first != nullptr ? first->timestamp_ms() : 0;
+  std::int64_t oldest = first != nullptr ? first->timestamp_ms() : 0;
+  // A lane with nothing in memory ahead of its cold tail: the tail's estimate.
+  for (std::size_t p = 0; cold_ && p < ready_.size(); ++p) {
+    const auto& t = (*cold_)[p];
+    if (t.count == 0 || t.oldest_ms == 0 || (ready_[p] && !ready_[p]->empty())) continue;
+    if (oldest == 0 || t.oldest_ms < oldest) oldest = t.oldest_ms;
+  }
+  return oldest;
 }
 
 Queue::Entry* Queue::find_ready(std::size_t lane, std::uint64_t seq) {
@@ -521,7 +568,8 @@ std::vector<Queue::PageRead> Queue::read_ahead(std::size_t window) {
       }
     }
   }
-  stalled_ = false;
+  // Nothing paged where dispatch stopped (a cold tail's end): the stall stays for its scan.
+  if (!out.empty()) stalled_ = false;
   reading_ = !out.empty();
   return out;
 }

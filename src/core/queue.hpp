@@ -88,6 +88,56 @@ class Queue {
     store::ReadItem item;
   };
 
+  // Cold tails (docs/storage.md, "Cold tails"): the end of a priority lane of which the queue
+  // keeps no per-message state, only how many messages it holds, what they weigh and where in
+  // the store they start. Every live stored message of this queue and priority at or after
+  // `from` that is not in memory here belongs to it; a scan reads it back.
+  struct ColdTail {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;          // their footprints (depth and ready_bytes count them)
+    store::Location from;             // where the next scan starts
+    std::uint64_t drops = 0;          // the next ones read are dropped (overflow, purge)
+    // The oldest timestamp known to be in it (the admin API's oldest message age): the
+    // earliest that joined, then, once read from, the last message read. 0: unknown.
+    std::int64_t oldest_ms = 0;
+    bool scanning = false;            // a scan of this lane is out
+    bool failed = false;              // a scan failed: no more reads until a restart
+    bool lowered = false;             // `from` was lowered while the scan was out...
+    store::Location lowered_to;       // ...to here
+    // Persistent arrivals of this priority waiting for their location, then joining the tail
+    // (they must not overtake it); released into the lane once the tail is empty.
+    std::deque<Entry> held;
+    bool active() const { return count != 0 || drops != 0; }
+  };
+  // A scan to issue: which lane, from where, how many, and the tail's epoch (a scan answering
+  // after its tail was cut, by purge or delete, is dropped).
+  struct ColdRead {
+    std::size_t lane = 0;
+    store::Location from;
+    std::size_t max = 0;
+    std::uint64_t epoch = 0;
+  };
+  // What a scan's answer did: messages now in memory (with their locations), messages to drop
+  // (expired, or owed to an overflow or purge), and whether the count had to be corrected.
+  struct ColdEntered {
+    model::MessagePtr message;
+    store::Location location;
+    std::uint64_t seq = 0;  // its entry's, in the lane it was read for
+  };
+  struct ColdAnswer {
+    std::vector<ColdEntered> entered;
+    std::vector<Entry> expired;
+    std::vector<model::MessagePtr> dropped;
+    std::uint64_t corrected = 0;  // messages counted that the store no longer had
+    bool emptied = false;         // the tail is gone (held arrivals released into the lane)
+  };
+  // A cut tail, for a delete: its messages are to be acked by scanning from `from`.
+  struct ColdCut {
+    std::size_t lane = 0;
+    store::Location from;
+    std::uint64_t count = 0;
+  };
+
   struct Dispatch {
     ConsumerRef consumer;
     std::vector<Delivery> batch;
@@ -146,6 +196,52 @@ class Queue {
   bool reading() const { return reading_; }
   std::size_t paged() const { return paged_count_; }
 
+  // Cold tails (queue_cold_tail.cpp). The owner calls these only for stored queues of a store
+  // that can scan; other queues never have one.
+  //
+  // Moves ready persistent entries that `where` locates out of memory into their lanes' cold
+  // tails, the furthest from the head first, leaving `keep_head` entries alone, until `enough`.
+  // Returns the messages it let go, with their locations. An entry that every consumer's
+  // selector has refused is paged in place instead (`paged`): gone cold, it would come back with
+  // a new place in the lane and be evaluated, and read, again and again.
+  struct WentCold {
+    model::MessagePtr message;
+    store::Location location;
+    bool paged = false;
+  };
+  std::vector<WentCold> go_cold(std::size_t keep_head, const Locator& where, const Enough& enough);
+  // Whether lane `priority` has a cold tail that persistent arrivals must wait behind.
+  bool holding(std::size_t priority) const;
+  // A held arrival, located at last: it leaves memory and joins the tail. Null if `id` is not
+  // held in that lane.
+  model::MessagePtr join_cold(std::size_t priority, const model::MessageId& id, store::Location at);
+  // A message known only by its summary (recovery) or whose message is let go (restore of a
+  // full message behind a cold tail) joins the tail of its lane.
+  void add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms = 0);
+  // The scan to issue next, marked out: the highest lane with a tail whose in-memory head (with
+  // the lanes above) is under half a window; only with consumers, unless `all` (an operator's
+  // work reads the whole tail) or the lane owes drops.
+  std::optional<ColdRead> cold_read(std::size_t window, bool all);
+  // A scan's answer. `skip`: ids in memory in this queue (a scan may return them).
+  ColdAnswer cold_scanned(const ColdRead& read, store::ScanResult result,
+                          const std::function<bool(const model::MessageId&)>& skip, std::int64_t now_ms);
+  // A scan that failed: `stop` (corrupt data, I/O error) ends the tail's reads, its count kept
+  // (the messages stay in the store; a restart reads them) and held arrivals released; else
+  // (the store is closing) it is only unmarked.
+  void cold_unread(const ColdRead& read, bool stop);
+  // Up to `max` of the tails' messages (lowest priority first) to be dropped when read: an
+  // unfiltered purge. Returns how many.
+  std::uint64_t drop_cold(std::uint64_t max);
+  // Every tail, cut from the queue (a delete): held arrivals go into their lanes.
+  std::vector<ColdCut> cut_cold();
+  std::uint64_t cold() const { return cold_count_; }
+  // Some tail still has messages to read or drops owed (a failed tail does not count).
+  bool cold_active() const;
+  bool cold_reading() const;
+  const ColdTail* cold_tail(std::size_t priority) const {
+    return cold_ ? &(*cold_)[std::min<std::size_t>(priority, 9)] : nullptr;
+  }
+
   void add_consumer(ConsumerRef consumer);
   // Removes the consumer and hands back its unacked deliveries, flagged redelivered, in arrival
   // order; the owner requeues or schedules them. Empty if the consumer is unknown.
@@ -171,8 +267,8 @@ class Queue {
   // a browse): paged ones have no message.
   void for_each(const std::function<void(const Entry&)>& visit) const;
 
-  std::size_t depth() const { return ready_count_; }
-  std::size_t ready_bytes() const { return ready_bytes_; }
+  std::size_t depth() const { return ready_count_ + cold_count_ + held_count_; }
+  std::size_t ready_bytes() const { return ready_bytes_ + cold_bytes_ + held_bytes_; }
   std::size_t unacked() const;
   std::size_t consumer_count() const { return consumers_.size(); }
   std::uint64_t enqueued_total() const { return next_seq_ - 1; }
@@ -263,6 +359,19 @@ class Queue {
   std::int64_t last_activity_ms_ = 0;
   std::size_t paged_count_ = 0;  // ready entries that are paged
   bool reading_ = false;         // a read_ahead() read is out
+  // Cold tails, allocated when the first lane goes cold; totals across lanes.
+  std::unique_ptr<std::array<ColdTail, 10>> cold_;
+  ColdTail& cold_for(std::size_t priority);
+  // Held arrivals into their lane (the tail is empty or stopped).
+  void release_held(std::size_t priority);
+  // One message of the lane's tail, owed as a drop (overflow drop-oldest).
+  bool drop_cold_one(std::size_t priority) { return cold_ && holding(priority) && drop_cold_lane(priority, 1) == 1; }
+  std::uint64_t drop_cold_lane(std::size_t priority, std::uint64_t max);
+  std::uint64_t cold_count_ = 0;
+  std::uint64_t cold_bytes_ = 0;
+  std::size_t held_count_ = 0;
+  std::size_t held_bytes_ = 0;
+  std::uint64_t cold_epoch_ = 1;
   bool stalled_ = false;         // dispatch stopped at a paged entry: at (stall_lane_, stall_seq_)
   std::size_t stall_lane_ = 0;
   std::uint64_t stall_seq_ = 0;

@@ -48,6 +48,48 @@ std::vector<Queue::Entry> take_ready(Queue& queue, const MessageFilter& which, s
   return taken;
 }
 
+// A browse's window past the messages in memory: read from the cold tails, highest priority
+// first, each message once (those in memory skipped), `skip` of them passed over first.
+struct ColdBrowse {
+  std::string key;
+  std::vector<std::pair<std::size_t, store::Location>> lanes;  // still to read, last first
+  std::size_t skip = 0;
+  std::size_t want = 0;
+  std::shared_ptr<std::vector<BrowsedMessage>> out;
+  std::function<void()> done;
+};
+
+constexpr std::size_t kBrowseScan = 512;
+
+void browse_cold(Broker& owner, std::shared_ptr<ColdBrowse> b) {
+  if (b->lanes.empty() || b->want == 0) return b->done();
+  auto [lane, from] = b->lanes.back();
+  auto& ctx = owner.context();
+  Broker* at = &owner;
+  ctx.store.scan(b->key, static_cast<std::uint8_t>(lane), from, kBrowseScan, [at, &ctx, b](Result<store::ScanResult> r) {
+    ctx.executor.post(ctx.self, [at, b, r = std::move(r)]() mutable {
+      if (!r) return b->done();  // unreadable or closing: what was found so far
+      auto* oq = at->owned_queues().find(b->key);
+      for (auto& sm : r->messages) {
+        if (b->want == 0) break;
+        if (!sm.message || (oq != nullptr && oq->locations && oq->locations->contains(sm.message->id))) continue;
+        if (b->skip > 0) {
+          --b->skip;
+          continue;
+        }
+        b->out->push_back(BrowsedMessage{sm.message, sm.delivery_count, sm.delivery_count > 0});
+        --b->want;
+      }
+      if (r->exhausted) {
+        b->lanes.pop_back();
+      } else {
+        b->lanes.back().second = r->next;
+      }
+      browse_cold(*at, b);
+    });
+  });
+}
+
 }  // namespace
 
 void browse_queue(Broker& here, std::string key, std::size_t offset, std::size_t limit,
@@ -67,6 +109,31 @@ void browse_queue(Broker& here, std::string key, std::size_t offset, std::size_t
           window.push_back(e);
         });
         auto out = std::make_shared<Out>();
+        // Past what is in memory: the cold tails, read for the browse and not kept.
+        if (window.size() < limit && oq->queue->cold() != 0) {
+          auto cold = std::make_shared<ColdBrowse>();
+          cold->key = key;
+          for (std::size_t p = 0; p < 10; ++p) {
+            const auto* t = oq->queue->cold_tail(p);
+            if (t != nullptr && t->count != 0) cold->lanes.emplace_back(p, t->from);
+          }
+          cold->skip = offset > seen ? offset - seen : 0;
+          cold->want = limit - window.size();
+          cold->out = std::make_shared<Out>();
+          Broker* at = &owner;
+          auto rest = cold->out;
+          // The window in memory first (its paged entries read back), then the cold part.
+          auto memory_part = std::make_shared<Reply<Out>>(std::move(reply));
+          cold->done = [memory_part, rest, out]() mutable {
+            for (auto& m : *rest) out->push_back(std::move(m));
+            (*memory_part)(std::move(*out));
+          };
+          reply = [at, cold, out](Result<Out> mem) mutable {
+            if (mem) *out = std::move(*mem);
+            browse_cold(*at, cold);
+          };
+          out = std::make_shared<Out>();
+        }
         std::vector<store::ReadItem> items;
         std::vector<std::size_t> at;  // where each read's answer goes in `out`
         for (auto& e : window) {
@@ -108,10 +175,13 @@ void purge_queue(Broker& here, std::string key, MessageFilter which, std::size_t
           auto& queues = self->owned_queues();
           auto* oq = queues.find(key);
           if (oq == nullptr) return reply(no_queue(key));
-          auto gone = take_ready(*oq->queue, which, limit);
-          const std::size_t n = gone.size();
+          // Unfiltered, cold tails go first, whole: owed as drops, acked as a scan reads them.
+          const std::size_t cold = which ? 0 : static_cast<std::size_t>(oq->queue->drop_cold(limit));
+          auto gone = take_ready(*oq->queue, which, limit - cold);
+          const std::size_t n = gone.size() + cold;
           store::Batch batch;
           queues.release_entries(key, oq->stored, std::move(gone), batch);
+          if (cold != 0) queues.dispatch(key, *oq->queue, oq->stored);
           queues.collect_if_empty(key);
           if (batch.empty()) return reply(n);
           self->context().store.append(std::move(batch), [reply = std::move(reply), n](Status st) mutable {

@@ -52,6 +52,8 @@ void OwnedQueues::note_locations(std::vector<LocatedMessage> located_messages) {
     if (oq == nullptr && starts_with(l.key, kQueuePrefix) && may_open(l.key)) oq = &open(l.key);
     // A subscription's queue is paged only while it is durable (its messages in the store).
     if (oq == nullptr || !oq->stored) continue;
+    // Held behind a cold tail until now: it joins the tail and leaves memory.
+    if (oq->queue->cold_tail(0) != nullptr && join_cold(*oq, l.id, l.location)) continue;
     if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
     (*oq->locations)[l.id] = l.location;
     pageable_.insert(l.key);
@@ -70,7 +72,7 @@ void OwnedQueues::append_locating(store::Batch batch, Completion done) {
     for (const auto& r : batch) {
       if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
     }
-    if (shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
+    if (shard_.memory->any_cold() || shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
         if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
@@ -124,11 +126,32 @@ void OwnedQueues::page_if_over_budget() {
 }
 
 void OwnedQueues::page_queue(const std::string& key, OwnedQueue& oq, std::int64_t& freed) {
-  (void)key;
   const auto budget = static_cast<std::int64_t>(shard_.memory->budget());
   const auto target = budget / 100 * kHysteresisPercent;
   // A queue with consumers keeps its head for them; one without gives all it can.
   const std::size_t keep = oq.queue->consumer_count() != 0 ? kReadWindow : 0;
+  if (cold_capable(key, oq)) {
+    // Into the cold tails: nothing of them stays in memory. With consumers, the head a read
+    // keeps (half a window plus the window read) stays, so a window read is not let go again.
+    auto cold = oq.queue->go_cold(
+        keep * 2, [&](const model::Message& m) { return located(oq, m); },
+        [&](const model::Message& m) {
+          freed += static_cast<std::int64_t>(m.footprint());
+          return shard_.memory->used() - freed <= target;
+        });
+    for (const auto& gone : cold) {
+      shard_.account_release(*gone.message);
+      if (gone.paged) {
+        shard_.account(kPagedEntryBytes);  // its location stays in the map: a scan skips it
+      } else {
+        forget_location(oq, gone.message->id);
+      }
+    }
+    shard_.counters.paged_out += cold.size();
+    track_cold(oq);
+    freed = 0;
+    return;
+  }
   auto gone = oq.queue->page_out(
       keep, [&](const model::Message& m) { return located(oq, m); },
       [&](const model::Message& m) {
@@ -342,9 +365,10 @@ void OwnedQueues::prune_locations(OwnedQueue& oq) {
   const std::size_t live = oq.queue->depth() + oq.queue->unacked();
   if (oq.locations->size() <= live + kReadWindow * 8) return;
   std::unordered_map<model::MessageId, store::Location> kept;
+  // Paged entries too: a cold tail's scan skips what the map names.
   oq.queue->for_each([&](const Queue::Entry& e) {
-    if (!e.message) return;
-    auto it = oq.locations->find(e.message->id);
+    if (e.empty()) return;
+    auto it = oq.locations->find(e.id());
     if (it != oq.locations->end()) kept.emplace(it->first, it->second);
   });
   *oq.locations = std::move(kept);
