@@ -135,18 +135,18 @@ TEST_F(DestinationCostTest, AColdMessage) {
   const auto never = [](const model::Message&) { return false; };
   q.enqueue(message(0));
   (void)q.go_cold(0, at, never);  // the tails and the lane exist now
-  const Usage before;
+  const auto before = heap_counter::Usage::now();
   for (int i = 1; i <= kCount; ++i) q.enqueue(message(i));
   auto gone = q.go_cold(0, at, never);
   ASSERT_EQ(gone.size(), static_cast<std::size_t>(kCount));
   gone.clear();
   gone.shrink_to_fit();
-  const Usage cold;
+  const auto cold = heap_counter::Usage::now();
   // What going cold left behind does not grow with the messages: the lane's deque keeps a few
   // of its blocks and its map for the next arrivals (measured: about 8 KiB after 1000).
   EXPECT_LE(cold.bytes - before.bytes, 16 * 1024);
   for (int i = 0; i < 100 * kCount; ++i) q.add_cold(4, 1100, store::Location{static_cast<std::uint64_t>(kCount + 1 + i), 0, 0});
-  const Usage after;
+  const auto after = heap_counter::Usage::now();
   EXPECT_EQ(q.depth(), static_cast<std::size_t>(101 * kCount + 1));
   const auto bytes = per_item(cold, after);
   report("cold_message", bytes);
