@@ -82,6 +82,7 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
     }
     // The count was off (messages removed behind the tail's back): corrected, and counted.
     counters.page_in_missing += got.corrected;
+    counters.page_in_failed += got.unreadable;
     store::Batch records;
     std::vector<Routed> moved;
     for (auto& m : got.dropped) {

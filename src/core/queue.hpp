@@ -129,6 +129,7 @@ class Queue {
     std::vector<Entry> expired;
     std::vector<model::MessagePtr> dropped;
     std::uint64_t corrected = 0;  // messages counted that the store no longer had
+    std::uint64_t unreadable = 0; // messages the store could not read back: out of the count
     bool emptied = false;         // the tail is gone (held arrivals released into the lane)
   };
   // A cut tail, for a delete: its messages are to be acked by scanning from `from`.

@@ -251,6 +251,16 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
     out.entered.push_back(ColdEntered{sm.message, sm.location, e.seq});
     push_back_ready(std::move(e));
   }
+  // Damaged in the store: they stay there, out of dispatch and of the depth, as a paged entry
+  // whose read failed (their bytes are not known: each takes its share of the tail's).
+  for (std::uint64_t i = 0; i < result.unreadable && t.count != 0; ++i) {
+    const std::uint64_t share = t.bytes / t.count;
+    --t.count;
+    --cold_count_;
+    t.bytes -= share;
+    cold_bytes_ -= std::min<std::uint64_t>(cold_bytes_, share);
+    ++out.unreadable;
+  }
   if (!result.messages.empty() && result.messages.back().message) {
     t.oldest_ms = result.messages.back().message->timestamp_ms;  // store order is about arrival order
   }

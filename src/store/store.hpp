@@ -56,6 +56,10 @@ struct ScanResult {
   std::vector<ScannedMessage> messages;  // in store order, each at or after `from`
   Location next;
   bool exhausted = false;
+  // Live messages of the queue and priority in the range examined whose stored bytes fail their
+  // checksum or do not decode: skipped (each logged by the store), not returned, left stored.
+  // The scan goes on past them, so one damaged frame holds back only its own messages.
+  std::uint64_t unreadable = 0;
 };
 using ScanCallback = std::function<void(Result<ScanResult>)>;
 
@@ -127,8 +131,10 @@ class Store {
   //   - A scan may examine many records and return fewer than `max` (other queues' and other
   //     priorities' records are skipped), even none, without being exhausted: call again from
   //     `next`.
-  // Errors: Errc::corrupt_data / io_error if a record in the range cannot be read (`next` is
-  // then lost: the caller stops scanning that tail), Errc::shutting_down once closed.
+  // Errors: Errc::io_error if the range cannot be read (`next` is then lost: the caller stops
+  // scanning that tail), Errc::corrupt_data if what says where the records are (the journal's
+  // segment catalog) cannot be read, Errc::shutting_down once closed. A damaged message is no
+  // error: it is counted in `unreadable` and skipped.
   // can_scan() says whether a backend implements it; the default answers Errc::unavailable.
   virtual bool can_scan() const { return false; }
   virtual void scan(std::string queue, std::uint8_t priority, Location from, std::size_t max, ScanCallback done);

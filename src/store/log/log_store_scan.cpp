@@ -147,16 +147,25 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
     if (cached_offset != e.offset) {
       cached_offset = e.offset;
       cached = frames_.read_batch(segment, e.offset);
+      if (!cached && cached.error().code == Errc::corrupt_data) {
+        // Its live messages cannot be delivered: said once per frame read, as read() says it.
+        log_->error("journal {}: cannot read back messages of {} at segment {} offset {}: {}", dir_.string(), queue,
+                    segment, e.offset, cached.error().detail);
+      }
     }
     if (!cached && cached.error().code == Errc::not_found) continue;  // reclaimed since the check
+    if (!cached && cached.error().code == Errc::corrupt_data) {
+      ++out.unreadable;  // left stored; the scan goes on past it
+      continue;
+    }
     if (!cached) return unexpected(cached.error());
     const Batch& batch = *cached;
     if (e.record >= batch.size() || batch[e.record].kind != RecordKind::message || !batch[e.record].message ||
         batch[e.record].queue != queue || batch[e.record].message_id != e.id) {
-      return unexpected(Errc::corrupt_data, "journal " + dir_.string() + ": segment " + std::to_string(segment) +
-                                                " offset " + std::to_string(e.offset) + " record " +
-                                                std::to_string(e.record) + " is not the message " +
-                                                e.id.to_string() + " of " + queue + " its catalog names");
+      log_->error("journal {}: segment {} offset {} record {} is not the message {} of {} its catalog names",
+                  dir_.string(), segment, e.offset, e.record, e.id.to_string(), queue);
+      ++out.unreadable;
+      continue;
     }
     std::uint32_t count = 0;
     if (delivered_in[i] != 0) {

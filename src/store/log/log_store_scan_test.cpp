@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <iterator>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -150,6 +152,43 @@ TEST(LogStoreScan, ADamagedFrameWithoutAnIndexIsCorruptData) {
   }
   ASSERT_TRUE(failed.has_value());
   EXPECT_EQ(failed->code, Errc::corrupt_data) << failed->to_string();
+}
+
+TEST(LogStoreScan, ADamagedFrameInAnIndexedSegmentIsSkippedAndCountedAndTheScanGoesOn) {
+  TempDir dir;
+  auto o = journal_options(dir.path(), 4096);
+  ScanJournal j(o);
+  for (int i = 0; i < 40; ++i) j.append({Record::added("queue:q", lane_message(i))});
+  const auto segments = segments_of(o);
+  ASSERT_GE(segments.size(), 3u);
+  const auto jdir = journal_dir(o.data_dir);
+  ASSERT_TRUE(std::filesystem::exists(index_path(jdir, segments[1].id))) << "the closed segment has its index";
+  flip_byte(segments[1].path, frame_offsets(segments[1].path).at(0) + 40);  // one message per frame here
+  std::vector<std::string> ids;
+  std::uint64_t unreadable = 0;
+  Location from;
+  for (int calls = 0; calls < 1000; ++calls) {
+    auto r = j.scan("queue:q", from, 3);
+    ASSERT_TRUE(r) << r.error().to_string();
+    for (const auto& m : r->messages) ids.push_back(m.message->correlation_id);
+    unreadable += r->unreadable;
+    from = r->next;
+    if (r->exhausted) break;
+  }
+  EXPECT_EQ(unreadable, 1u);
+  ASSERT_EQ(ids.size(), 39u) << "every message but the damaged one";
+  auto all = corr_range(0, 40);
+  auto sorted_ids = ids;
+  std::sort(all.begin(), all.end());
+  std::sort(sorted_ids.begin(), sorted_ids.end());
+  std::vector<std::string> missing;
+  std::set_difference(all.begin(), all.end(), sorted_ids.begin(), sorted_ids.end(), std::back_inserter(missing));
+  ASSERT_EQ(missing.size(), 1u);
+  std::vector<std::string> expected;
+  for (const auto& c : corr_range(0, 40)) {
+    if (c != missing[0]) expected.push_back(c);
+  }
+  EXPECT_EQ(ids, expected) << "the rest come in store order";
 }
 
 TEST(LogStoreScan, AScanStopsAfterABoundedNumberOfSegmentsOfOtherQueues) {
