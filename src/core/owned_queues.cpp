@@ -327,6 +327,14 @@ void OwnedQueues::restore_summary(const std::string& key, const store::MessageSu
   shard_.account(kPagedEntryBytes);
   auto enter = [this, key, summary, location, delivery_count]() {
     auto& oq = open(key);
+    if (location.valid() && oq.queue->holding(summary.priority) && cold_capable(key, oq)) {
+      // Due behind a cold tail (a scheduled message whose time came): it joins the tail, as a
+      // due arrival does; a paged entry would come back from the tail's scan a second time.
+      shard_.account(-kPagedEntryBytes);
+      oq.queue->add_cold(summary.priority, summary.footprint, location, summary.timestamp_ms);
+      track_cold(oq);
+      return &oq;
+    }
     oq.queue->restore_paged(summary, location, delivery_count);
     return &oq;
   };

@@ -217,6 +217,9 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
   t.scanning = false;
   for (auto& sm : result.messages) {
     if (!sm.message) continue;
+    // Not due yet: it waits in the schedule, and joins the tail (lowering `from`) or the lane
+    // when it is due; taken now it would be delivered early, and again when due.
+    if (sm.message->deliver_at_ms > now_ms) continue;
     const auto& id = sm.message->id;
     const std::size_t fp = sm.message->footprint();
     // A held arrival the scan found before its location came back: read now, it leaves held.
