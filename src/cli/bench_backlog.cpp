@@ -393,16 +393,10 @@ void add_backlog_command(CLI::App& bench) {
     o.restart = !raw->no_restart;
     o.drain = !raw->no_drain;
     if (!raw->server.empty()) {
-      const auto colon = raw->server.rfind(':');
-      unsigned port = 0;
-      if (colon == std::string::npos ||
-          std::from_chars(raw->server.data() + colon + 1, raw->server.data() + raw->server.size(), port).ec !=
-              std::errc() ||
-          port == 0 || port > 65535) {
-        usage("--server must be HOST:PORT");
-      }
-      o.host = raw->server.substr(0, colon);
-      o.port = static_cast<std::uint16_t>(port);
+      const auto server = split_host_port(raw->server);
+      if (!server) usage("--server must be HOST:PORT");
+      o.host = server->first;
+      o.port = server->second;
       o.attach = o.command.empty();
     }
     if (raw->pid > 0) o.pid = raw->pid;

@@ -102,6 +102,17 @@ std::uint16_t free_port() {
   return 0;
 }
 
+std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  unsigned port = 0;
+  if (colon == std::string_view::npos ||
+      std::from_chars(text.data() + colon + 1, text.data() + text.size(), port).ec != std::errc() || port == 0 ||
+      port > 65535) {
+    return std::nullopt;
+  }
+  return std::pair<std::string, std::uint16_t>{std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
+}
+
 std::optional<Address> resolve_address(const std::string& host, std::uint16_t port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;

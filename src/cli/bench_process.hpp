@@ -34,6 +34,8 @@ struct Address {
   socklen_t length = 0;
   int family = AF_INET;
 };
+// "HOST:PORT" (the last colon splits it; PORT 1 to 65535), or nullopt: the bench modes' --server.
+std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string_view text);
 std::optional<Address> resolve_address(const std::string& host, std::uint16_t port);
 // A blocking connect (loopback: it completes or is refused at once). -1 with errno set.
 int connect_to(const Address& a);
