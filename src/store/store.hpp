@@ -65,11 +65,29 @@ using ScanCallback = std::function<void(Result<ScanResult>)>;
 
 enum class RecoveryMode { strict, skip_corrupt };
 
+// A lane's run of live messages that recover() hands back as one piece instead of one
+// RecoveredMessage each: every live message of `queue` whose priority is `priority`, stored at or
+// after `from`, except those recover() also visits one by one (by their locations the caller
+// knows them). The caller keeps it as a cold tail and reads it back with scan(); it must ack
+// those messages with their StoredRef. Only from a backend that can_scan(), only for queues
+// summary_only names, only when RecoverOptions::tail is set, and every tail before the first
+// RecoveredMessage. It is what makes start-up independent of the backlog (the journal's
+// live-set checkpoint: docs/storage.md, "Checkpoint").
+struct RecoveredTail {
+  std::string queue;
+  std::uint8_t priority = 4;
+  Location from;              // at or before its first live message
+  std::uint64_t count = 0;    // live messages in it: exact
+  std::uint64_t bytes = 0;    // their footprints' sum: may be an estimate
+};
+
 // What the caller of recover() lets the backend leave in the store.
 struct RecoverOptions {
   // True for a queue whose messages may come back as summaries only (RecoveredMessage::message
   // null), to be read back by location when needed. Unset: every message is read in full.
   std::function<bool(std::string_view queue)> summary_only;
+  // Set: the backend may hand back runs of summary_only queues' live messages as tails.
+  std::function<void(RecoveredTail)> tail;
 };
 
 // sqlite: PRAGMA synchronous. full syncs the WAL at every commit (a confirmed message survives
@@ -112,6 +130,10 @@ class Store {
   virtual void append(Batch batch, DurableCallback on_durable) = 0;
   // append() that reports locations. The default (a store that keeps no locations, such as a
   // test double) reports Location{} for every record, so the caller keeps its messages.
+  // Acks and delivered records of a message whose location the caller was told (here, by
+  // recover() or by scan()) should carry it (Record::stored): a backend may keep nothing per
+  // message for such messages. The journal finds any other by queue and id, at the cost, for
+  // one recovered from its checkpoint, of a full replay at the next start.
   virtual void append_located(Batch batch, LocatedCallback on_durable);
   // Reads back messages of `queue` stored at the given locations, asynchronously, as one batch:
   // `done` runs once, with one answer per item. Thread-safe, from any shard; reads queued before
