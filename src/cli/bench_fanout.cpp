@@ -391,16 +391,10 @@ void add_fanout_command(CLI::App& bench) {
       usage("--protocol must be stomp or mqtt");
     }
     if (!raw->server.empty()) {
-      const auto colon = raw->server.rfind(':');
-      unsigned port = 0;
-      if (colon == std::string::npos ||
-          std::from_chars(raw->server.data() + colon + 1, raw->server.data() + raw->server.size(), port).ec !=
-              std::errc() ||
-          port == 0 || port > 65535) {
-        usage("--server must be HOST:PORT");
-      }
-      o.host = raw->server.substr(0, colon);
-      o.port = static_cast<std::uint16_t>(port);
+      const auto server = split_host_port(raw->server);
+      if (!server) usage("--server must be HOST:PORT");
+      o.host = server->first;
+      o.port = server->second;
     }
     if (raw->pid > 0) o.pid = raw->pid;
     if (o.subscribers == 0 || o.count == 0) usage("--subscribers and --count must be at least 1");

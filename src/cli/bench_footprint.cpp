@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/bench_client_flags.hpp"
+#include "cli/bench_process.hpp"
 #include "cli/commands.hpp"
 
 namespace carrier::cli::bench {
@@ -322,17 +323,10 @@ void add_footprint_command(CLI::App& bench) {
       usage("--protocol must be stomp or mqtt");
     }
     if (!raw->server.empty()) {
-      const auto colon = raw->server.rfind(':');
-      unsigned port = 0;
-      const char* begin = raw->server.data() + colon + 1;
-      const char* end = raw->server.data() + raw->server.size();
-      if (colon == std::string::npos || std::from_chars(begin, end, port).ec != std::errc() || port == 0 ||
-          port > 65535) {
-        usage("--server must be HOST:PORT");
-      }
-      o.host = raw->server.substr(0, colon);
-      if (o.host.size() > 2 && o.host.front() == '[' && o.host.back() == ']') o.host = o.host.substr(1, o.host.size() - 2);
-      o.port = static_cast<std::uint16_t>(port);
+      const auto server = split_host_port(raw->server);
+      if (!server) usage("--server must be HOST:PORT");
+      o.host = server->first;
+      o.port = server->second;
     }
     if ((!o.command.empty() || o.pid) && o.port == 0) usage("--command and --pid need --server HOST:PORT");
     if (!is_loopback(o.host)) usage("--server must be a loopback address: the broker's /proc is read");

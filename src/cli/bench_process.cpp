@@ -104,13 +104,15 @@ std::uint16_t free_port() {
 
 std::optional<std::pair<std::string, std::uint16_t>> split_host_port(std::string_view text) {
   const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
   unsigned port = 0;
-  if (colon == std::string_view::npos ||
-      std::from_chars(text.data() + colon + 1, text.data() + text.size(), port).ec != std::errc() || port == 0 ||
-      port > 65535) {
-    return std::nullopt;
-  }
-  return std::pair<std::string, std::uint16_t>{std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data() + colon + 1, end, port);
+  if (ec != std::errc() || stop != end || port == 0 || port > 65535) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  // [::1]:61613: the brackets only delimit an IPv6 address.
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::pair<std::string, std::uint16_t>{std::string(host), static_cast<std::uint16_t>(port)};
 }
 
 std::optional<Address> resolve_address(const std::string& host, std::uint16_t port) {

@@ -176,17 +176,13 @@ void add_selector_backlog_command(CLI::App& bench) {
   cmd->callback([raw] {
     SelectorBacklogOptions o = raw->o;
     if (!raw->server.empty()) {
-      const auto colon = raw->server.rfind(':');
-      unsigned port = 0;
-      if (colon == std::string::npos ||
-          std::from_chars(raw->server.data() + colon + 1, raw->server.data() + raw->server.size(), port).ec !=
-              std::errc() ||
-          port == 0 || port > 65535) {
+      const auto server = split_host_port(raw->server);
+      if (!server) {
         std::fprintf(stderr, "carrier bench selector-backlog: --server must be HOST:PORT\n");
         std::exit(kExitUsage);
       }
-      o.host = raw->server.substr(0, colon);
-      o.port = static_cast<std::uint16_t>(port);
+      o.host = server->first;
+      o.port = server->second;
     }
     if (raw->pid > 0) o.pid = raw->pid;
     if (o.count == 0) {

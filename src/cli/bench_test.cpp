@@ -7,6 +7,7 @@
 #include "cli/bench_histogram.hpp"
 #include "cli/bench_ledger.hpp"
 #include "cli/bench_options.hpp"
+#include "cli/bench_process.hpp"
 #include "cli/bench_report.hpp"
 
 namespace carrier::cli::bench {
@@ -555,6 +556,22 @@ TEST(BenchFootprint, IncompleteWhenConnectionsFailed) {
   EXPECT_FALSE(r.complete());
   EXPECT_FALSE(to_json(r)["ok"].get<bool>());
   EXPECT_NE(to_text(r).find("result: incomplete"), std::string::npos);
+}
+
+TEST(BenchProcess, SplitsHostAndPort) {
+  auto v4 = split_host_port("127.0.0.1:61613");
+  ASSERT_TRUE(v4);
+  EXPECT_EQ(v4->first, "127.0.0.1");
+  EXPECT_EQ(v4->second, 61613);
+  auto v6 = split_host_port("[::1]:1883");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->first, "::1");
+  EXPECT_EQ(v6->second, 1883);
+  EXPECT_FALSE(split_host_port("localhost"));
+  EXPECT_FALSE(split_host_port("localhost:0"));
+  EXPECT_FALSE(split_host_port("localhost:65536"));
+  EXPECT_FALSE(split_host_port("localhost:61613x"));
+  EXPECT_FALSE(split_host_port("localhost:"));
 }
 
 }  // namespace
