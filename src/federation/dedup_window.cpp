@@ -2,13 +2,11 @@
 
 namespace carrier::federation {
 
-bool DedupWindow::insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten) {
-  if (seen_.contains(id)) {
-    ++duplicates_;
-    return false;
-  }
-  const std::uint64_t sequence = next_sequence_++;
-  seen_.emplace(id, Entry{std::move(info), sequence});
+HopInfo* DedupWindow::insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten) {
+  const std::uint64_t sequence = next_sequence_;
+  auto [added, fresh] = seen_.try_emplace(id, Entry{std::move(info), sequence});
+  if (!fresh) return nullptr;
+  ++next_sequence_;
   order_.emplace_back(id, sequence);
   while (seen_.size() > capacity_ || order_.size() > 2 * capacity_) {
     const auto [oldest, at] = order_.front();
@@ -18,7 +16,8 @@ bool DedupWindow::insert(const model::MessageId& id, HopInfo info, std::vector<m
     if (forgotten != nullptr && !it->second.info.record.is_nil()) forgotten->push_back(it->second.info.record);
     seen_.erase(it);
   }
-  return true;
+  // Never the entry just added: it is the newest, and the window holds at least one.
+  return &added->second.info;
 }
 
 const HopInfo* DedupWindow::find(const model::MessageId& id) const {

@@ -30,15 +30,17 @@ class DedupWindow {
  public:
   explicit DedupWindow(std::size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // False (and nothing changes) if `id` is already in the window: a duplicate. The store
-  // records of the entries forgotten to make room are appended to `forgotten` (if given).
-  bool insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten = nullptr);
+  // The new entry's HopInfo, or null (and nothing changes, nothing is counted) if `id` is
+  // already in the window: a duplicate. One hash lookup for the id, one per entry forgotten to
+  // make room; their store records are appended to `forgotten` (if given). The pointer stays
+  // valid until that id is erased or forgotten.
+  HopInfo* insert(const model::MessageId& id, HopInfo info, std::vector<model::MessageId>* forgotten = nullptr);
   // Null for a message that did not come over a link (or was forgotten).
   const HopInfo* find(const model::MessageId& id) const;
   HopInfo* find(const model::MessageId& id) { return const_cast<HopInfo*>(std::as_const(*this).find(id)); }
   // Forgets `id` (its push failed here, so a retry must be taken in).
   void erase(const model::MessageId& id) { seen_.erase(id); }
-  // Counts a duplicate found without insert().
+  // Counts a duplicate (insert() said null).
   void count_duplicate() { ++duplicates_; }
 
   std::size_t size() const { return seen_.size(); }

@@ -50,7 +50,7 @@ Node::Node(Options options, codec::Id128 id, net::ShardPool& pool, core::Broker&
 Node::~Node() = default;
 
 void Node::remember(const model::MessageId& id) {
-  if (dedup_.find(id) == nullptr) dedup_.insert(id, HopInfo{options_.ttl, 0, id_, id_, {}, {}}, &stale_seen_);
+  dedup_.insert(id, HopInfo{options_.ttl, 0, id_, id_, {}, {}}, &stale_seen_);
 }
 
 void Node::restore_seen(const model::Message& record) {
@@ -431,7 +431,9 @@ void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest requ
   // A stack at its limit could not be pushed again: the message stops here.
   if (info.stack.size() >= options_.limits.max_stack_entries) info.ttl = 0;
   const model::MessageId id = message->id;
-  if (dedup_.find(id) != nullptr) {
+  std::vector<model::MessageId> forgotten;
+  HopInfo* taken = dedup_.insert(id, std::move(info), &forgotten);
+  if (taken == nullptr) {
     dedup_.count_duplicate();
     link.answer(request_id, "ok duplicate");
     return;
@@ -441,15 +443,13 @@ void Node::on_push(Link& link, std::uint32_t request_id, codec::PushRequest requ
   std::vector<core::StateRecord> state;
   model::MessagePtr seen;
   if (message->persistent) {
-    info.record = broker_.next_message_id();
-    seen = encode_seen(id, info, broker_.now_ms());
+    taken->record = broker_.next_message_id();
+    seen = encode_seen(id, *taken, broker_.now_ms());
     state.push_back({std::string(kSeenQueue), seen, {}});
   }
-  std::vector<model::MessageId> forgotten;
-  dedup_.insert(id, std::move(info), &forgotten);
   for (const auto& record : forgotten) state.push_back({std::string(kSeenQueue), nullptr, record});
   // Before the send: the reply queue must exist here by the time a responder answers.
-  if (!message->reply_to.empty()) learn_reply_route(*message, dedup_.find(id)->stack);
+  if (!message->reply_to.empty()) learn_reply_route(*message, taken->stack);
   auto ptr = std::make_shared<model::Message>(std::move(*message));
   ptr->origin = 0;
   auto& batch = arrivals_[ptr->destination.key()];

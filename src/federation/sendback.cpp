@@ -167,7 +167,8 @@ void Node::on_sendback(Link& link, std::uint32_t request_id, codec::SendbackRequ
     return;
   }
   const model::MessageId id = message->id;
-  if (!dedup_.insert(id, HopInfo{0, basic.hops + 1, basic.origin, link.peer_id(), {}, {}})) {
+  if (dedup_.insert(id, HopInfo{0, basic.hops + 1, basic.origin, link.peer_id(), {}, {}}) == nullptr) {
+    dedup_.count_duplicate();
     link.answer(request_id, "ok duplicate");
     return;
   }
