@@ -2,20 +2,6 @@
 
 namespace carrier::store::log {
 
-namespace {
-
-std::string in_flight_key(std::string_view queue, model::MessageId id) {
-  std::string k;
-  k.reserve(queue.size() + 17);
-  k.append(queue);
-  k.push_back('\0');
-  k.append(reinterpret_cast<const char*>(&id.hi), sizeof id.hi);
-  k.append(reinterpret_cast<const char*>(&id.lo), sizeof id.lo);
-  return k;
-}
-
-}  // namespace
-
 bool AcksInFlight::has_ack(const Batch& batch) {
   for (const Record& r : batch) {
     if (r.kind == RecordKind::ack) return true;
@@ -26,8 +12,18 @@ bool AcksInFlight::has_ack(const Batch& batch) {
 void AcksInFlight::add(const Batch& batch) {
   if (!has_ack(batch)) return;
   std::lock_guard lock(mutex_);
+  // Records of one batch mostly name one queue: its set is looked up again only when it changes.
+  Ids* ids = nullptr;
+  std::string_view current;
   for (const Record& r : batch) {
-    if (r.kind == RecordKind::ack) ++acks_[in_flight_key(r.queue, r.message_id)];
+    if (r.kind != RecordKind::ack) continue;
+    if (ids == nullptr || r.queue != current) {
+      auto it = acks_.find(std::string_view(r.queue));
+      if (it == acks_.end()) it = acks_.emplace(r.queue, Ids{}).first;
+      ids = &it->second;
+      current = it->first;
+    }
+    if (++(*ids)[r.message_id] == 1) ++pairs_;
   }
 }
 
@@ -36,8 +32,15 @@ void AcksInFlight::remove(const Batch& batch) {
   std::lock_guard lock(mutex_);
   for (const Record& r : batch) {
     if (r.kind != RecordKind::ack) continue;
-    auto it = acks_.find(in_flight_key(r.queue, r.message_id));
-    if (it != acks_.end() && --it->second == 0) acks_.erase(it);
+    auto q = acks_.find(std::string_view(r.queue));
+    if (q == acks_.end()) continue;
+    auto it = q->second.find(r.message_id);
+    if (it == q->second.end()) continue;
+    if (--it->second == 0) {
+      q->second.erase(it);
+      --pairs_;
+      if (q->second.empty()) acks_.erase(q);
+    }
   }
 }
 
@@ -45,13 +48,14 @@ void AcksInFlight::hides(std::string_view queue, const std::vector<model::Messag
                          std::vector<bool>& hidden) const {
   hidden.assign(ids.size(), false);
   std::lock_guard lock(mutex_);
-  if (acks_.empty()) return;
-  for (std::size_t i = 0; i < ids.size(); ++i) hidden[i] = acks_.count(in_flight_key(queue, ids[i])) != 0;
+  auto q = acks_.find(queue);
+  if (q == acks_.end()) return;
+  for (std::size_t i = 0; i < ids.size(); ++i) hidden[i] = q->second.contains(ids[i]);
 }
 
 std::size_t AcksInFlight::size() const {
   std::lock_guard lock(mutex_);
-  return acks_.size();
+  return pairs_;
 }
 
 }  // namespace carrier::store::log

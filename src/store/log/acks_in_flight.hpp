@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,6 +23,10 @@ namespace carrier::store::log {
 // removes a group's acks only after applying the group to the reclaimer; a scan asks here first
 // and the reclaimer second. So an ack appended before a scan was called is seen by one of the
 // two, whenever the scan asks.
+//
+// Per queue a set of ids: an ack costs one lookup of its queue's name (no key built, nothing
+// allocated once the queue is known) and one of its id; a scan looks its queue up once per
+// chunk, then only ids. A queue's set goes when its last ack does.
 // Runs on: add from any appending thread, remove on the writer thread, hides on the reader; its
 // own mutex, held for the map operations only (never with another lock, never across I/O).
 class AcksInFlight {
@@ -29,13 +35,22 @@ class AcksInFlight {
   void remove(const Batch& batch);
   // hidden[i] = true for each ids[i] with an ack of `queue` in flight.
   void hides(std::string_view queue, const std::vector<model::MessageId>& ids, std::vector<bool>& hidden) const;
+  // Distinct (queue, id) pairs with an ack in flight.
   std::size_t size() const;
 
  private:
   static bool has_ack(const Batch& batch);
 
+  // Lets find() take a string_view: no std::string made per lookup.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using Ids = std::unordered_map<model::MessageId, std::uint32_t>;  // id -> acks queued
+
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::uint32_t> acks_;  // queue + '\0' + id bytes -> acks queued
+  std::unordered_map<std::string, Ids, NameHash, std::equal_to<>> acks_;
+  std::size_t pairs_ = 0;
 };
 
 }  // namespace carrier::store::log
