@@ -42,6 +42,10 @@ struct OwnedQueue {
   // queue is counted in MemoryGauge's queues with a cold tail.
   std::vector<std::function<void()>> warm_waiters;
   bool counted_cold = false;
+  // Returned messages waiting out a redelivery delay whose location is in `locations`: kept
+  // there while they wait (a prune would lose them), so that a cold tail's scan skips them and
+  // their ack names their stored copy.
+  std::unique_ptr<std::unordered_set<model::MessageId>> delayed_ids;
 };
 
 // Where one message record of an appended batch landed (Store::append_located).
@@ -112,6 +116,16 @@ class OwnedQueues {
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Messages gone for good: their memory given back, their ack records (if stored) in `batch`.
   void release(const std::string& key, bool stored, const std::vector<model::MessagePtr>& gone, store::Batch& batch);
+
+  // What an ack or delivered record of `m` in queue `key` says about its stored copy
+  // (store::Record::stored): where the core was told it is, or unknown. The take_ form also
+  // forgets the location (the message leaves the queue for good).
+  store::StoredRef stored_ref(const std::string& key, const model::Message& m) const;
+  store::StoredRef take_stored_ref(const std::string& key, const model::Message& m);
+  static store::StoredRef stored_ref_at(store::Location at, const model::Message& m);
+  // A returned message of `key` starts (or stops) waiting out a redelivery delay outside its
+  // queue: its location stays in the map meanwhile.
+  void note_delayed(const std::string& key, const model::MessageId& id, bool waiting);
 
   // Paging (queue_paging.cpp; docs/storage.md, "Paging"). Whether the broker pages at all
   // (a budget is set), and whether this queue's messages may be paged: `queue:` queues and
@@ -191,6 +205,8 @@ class OwnedQueues {
   void apply_answers(const std::string& key, OwnedQueue& oq, const std::vector<Queue::PageRead>& reads,
                      std::vector<Result<model::MessagePtr>>& answers);
   void forget_location(OwnedQueue& oq, const model::MessageId& id);
+  store::StoredRef stored_ref(const OwnedQueue* oq, const model::Message& m) const;
+  store::StoredRef stored_ref(const OwnedQueue* oq, const Queue::Entry& e) const;
   void cold_in(const std::string& key, std::uint64_t incarnation, Queue::ColdRead read,
                Result<store::ScanResult> answer);
   void repage_refused(OwnedQueue& oq, const std::vector<Queue::PageRead>& entered);

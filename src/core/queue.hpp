@@ -127,7 +127,9 @@ class Queue {
   struct ColdAnswer {
     std::vector<ColdEntered> entered;
     std::vector<Entry> expired;
+    std::vector<store::Location> expired_at;  // one per expired entry: where it is stored
     std::vector<model::MessagePtr> dropped;
+    std::vector<store::Location> dropped_at;  // one per dropped message
     std::uint64_t corrected = 0;  // messages counted that the store no longer had
     std::uint64_t unreadable = 0; // messages the store could not read back: out of the count
     bool emptied = false;         // the tail is gone (held arrivals released into the lane)

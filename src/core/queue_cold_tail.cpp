@@ -234,6 +234,7 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
       // The oldest of the tail come first: those an overflow or purge took.
       --t.drops;
       out.dropped.push_back(sm.message);
+      out.dropped_at.push_back(sm.location);
       continue;
     } else if (t.count != 0) {
       --t.count;
@@ -249,6 +250,7 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
     e.redelivered = sm.delivery_count > 0;
     if (cold_expired(e, now_ms)) {
       out.expired.push_back(std::move(e));
+      out.expired_at.push_back(sm.location);
       continue;
     }
     out.entered.push_back(ColdEntered{sm.message, sm.location, e.seq});

@@ -316,6 +316,7 @@ class ScanningStore : public store::Store {
         continue;
       }
       at.push_back({});
+      check_ref(r);
       for (auto& [loc, s] : records) {
         if (s.queue != r.queue || s.message->id != r.message_id) continue;
         if (r.kind == store::RecordKind::ack) {
@@ -392,7 +393,28 @@ class ScanningStore : public store::Store {
     std::uint32_t delivery_count = 0;
     bool durable = false;
   };
+  // What the ack and delivered records said about the copy they are about (Record::stored):
+  // the right one, none, or a wrong one (another location, priority or footprint).
+  struct Refs {
+    std::size_t named = 0;
+    std::size_t unnamed = 0;
+    std::size_t wrong = 0;
+  };
+  void check_ref(const store::Record& r) {
+    Refs& refs = r.kind == store::RecordKind::ack ? ack_refs : delivered_refs;
+    if (!r.stored.known()) {
+      ++refs.unnamed;
+      return;
+    }
+    auto it = records.find(r.stored.location.file);
+    const bool right = it != records.end() && it->second.queue == r.queue && it->second.message->id == r.message_id &&
+                       it->second.message->priority == r.stored.priority &&
+                       it->second.message->footprint() == r.stored.footprint;
+    ++(right ? refs.named : refs.wrong);
+  }
   std::map<std::uint64_t, Stored> records;
+  Refs ack_refs;
+  Refs delivered_refs;
   std::optional<Errc> fail;
   std::size_t scans = 0;
   std::size_t scanned = 0;
@@ -419,6 +441,16 @@ class OwnerColdTail : public ::testing::Test {
     capped.max_messages = 100;
     capped.overflow = OverflowPolicy::drop_oldest;
     options.policies.push_back(capped);
+    DestinationPolicy delayed;
+    delayed.match = "queue:delayed";
+    delayed.redelivery_delay_ms = 1000;
+    delayed.redelivery_jitter = 0;
+    options.policies.push_back(delayed);
+    DestinationPolicy own_dlq;  // dead-letters into itself: the same key stored again
+    own_dlq.match = "queue:own-dlq";
+    own_dlq.max_deliveries = 1;
+    own_dlq.dead_letter_queue = "own-dlq";
+    options.policies.push_back(own_dlq);
     for (std::size_t i = 0; i < kShards; ++i) {
       brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
                                                   [this] { return now_; }, &memory_));
@@ -707,6 +739,179 @@ TEST_F(OwnerColdTail, RecoveredSummariesFoldIntoColdTailsAndComeBackWithTheirDel
   EXPECT_EQ(numbers(*c), want);
   EXPECT_TRUE(c->got[0].redelivered);
   EXPECT_EQ(c->got[0].delivery_count, 3u);
+}
+
+// ---------------------------------------------------------------- StoredRef on acks
+
+// Every ack and delivered record of a message the core was told the location of names its
+// stored copy (Record::stored): a journal that keeps nothing per message for what it recovered
+// from its checkpoint finds the copy by it, or pays a full replay at the next start.
+TEST_F(OwnerColdTail, AcksOfScannedAndInMemoryMessagesNameTheirStoredCopies) {
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 300u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u) << "the head that never went cold too: located once the store can scan";
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+  EXPECT_EQ(store_.delivered_refs.wrong, 0u);
+  EXPECT_EQ(store_.delivered_refs.unnamed, 0u);
+  EXPECT_EQ(store_.delivered_refs.named, 300u);
+}
+
+TEST_F(OwnerColdTail, AcksOfRecoveredMessagesNameTheirStoredCopies) {
+  std::vector<Broker*> peers;
+  for (auto& b : brokers_) peers.push_back(b.get());
+  for (int i = 1; i <= 200; ++i) {
+    auto m = make_message(i, i % 2 == 0 ? 7 : 4);
+    const std::uint64_t at = static_cast<std::uint64_t>(5000 + i);
+    store_.records[at] = ScanningStore::Stored{kQueue.key(), m, 0, true};
+    store::RecoveredMessage r;
+    r.queue = kQueue.key();
+    r.location = store::Location{at, 0, 0};
+    if (i % 10 == 0) {
+      r.message = m;  // some come back whole (a backend that reads them, a protocol's)
+    } else {
+      r.summary = store::MessageSummary{m->id, m->priority, true, 0, 0, 0, static_cast<std::uint32_t>(m->footprint())};
+    }
+    Broker::recover(peers, std::move(r));
+  }
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 200u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 200u);
+}
+
+TEST_F(OwnerColdTail, DropsPurgesDeletesAndExpiriesOfColdMessagesNameTheirCopies) {
+  destination_ = {DestinationKind::queue, "capped"};
+  send(1, 100);
+  ASSERT_GT(queue().cold(), 50u);
+  send(101, 110);  // ten owed as drops from the cold tail, acked as a scan reads them
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().remove(destination_.key(), nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(destination_.key()), 0u);
+  destination_ = kQueue;
+  send(1001, 1100, 4, now_ + 1000);
+  send(1101, 1200);
+  now_ += 2000;
+  auto c = subscribe(AckMode::client_individual, 1000);  // the expired ones are acked as the scan reads them
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  destination_ = {DestinationKind::queue, "purged"};
+  send(2001, 2300);
+  ASSERT_GT(queue().cold(), 250u);
+  on(0, [&](Broker& b) { purge_queue(b, destination_.key(), {}, 1'000'000, [](Result<std::size_t>) {}); });
+  settle();
+  EXPECT_EQ(store_.records.size(), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 610u);
+}
+
+TEST_F(OwnerColdTail, AMessageDeadLetteredIntoItsOwnQueueAcksItsOldCopyByItsRef) {
+  destination_ = {DestinationKind::queue, "own-dlq"};
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 300u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  // Nacked past max_deliveries: moved to the DLQ, which is the queue itself.
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(destination_.key(), last_id_, tags, false, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(destination_.key()), 300u) << "each stored once: the old copy acked, the new one added";
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+}
+
+// docs/storage.md, "Cold tails", the duplicates its Limits named. (a): a message in memory
+// that no location was asked for (appended under half the budget) and a tail whose `from` is
+// lowered before it (a scheduled message stored earlier, due behind the tail).
+TEST_F(OwnerColdTail, AnUnacknowledgedMessageBeforeALoweredTailIsNotHandedOutAgain) {
+  auto scheduled = std::make_shared<Message>(*make_message(1));
+  scheduled->deliver_at_ms = now_ + 5000;
+  memory_.add(15 * static_cast<std::int64_t>(kBody));  // over half the budget: its location is asked
+  on(0, [&](Broker& b) { b.send({scheduled}, nullptr); });
+  settle();
+  memory_.sub(15 * static_cast<std::int64_t>(kBody));
+  auto first = subscribe(AckMode::client_individual, 1);
+  send(2, 2);  // under half the budget: before the fix, no location asked
+  ASSERT_EQ(first->got.size(), 1u);
+  ASSERT_EQ(first->got[0].message->id.lo, 2u);
+  send(3, 600);  // over the budget: the tail goes cold, starting after message 2
+  ASSERT_GT(queue().cold(), 100u);
+  now_ += 6000;
+  ex_.fire_timers();  // the scheduled one is due behind the tail: joins it, lowering `from` before 2
+  settle();
+  auto second = subscribe(AckMode::client_individual, 5000);
+  std::vector<std::uint64_t> ids;
+  for (const auto& d : second->got) ids.push_back(d.message->id.lo);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2u), 0) << "message 2 is the first consumer's, unacked";
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "no duplicates";
+  EXPECT_EQ(ids.size(), 599u) << "all but message 2";
+}
+
+// (b): a redelivery waiting out its delay outside the queue while the sweep prunes the location
+// map, and a tail that starts before it.
+TEST_F(OwnerColdTail, ARedeliveryWaitingOutItsDelayIsNotReadBackFromATail) {
+  destination_ = {DestinationKind::queue, "delayed"};
+  auto colored = [&](int n, const char* color) {
+    auto m = std::make_shared<Message>(*make_message(n));
+    m->properties.emplace_back("color", color);
+    return m;
+  };
+  on(0, [&](Broker& b) { b.send({colored(1, "red")}, nullptr); });
+  settle();
+  auto sel = selector::parse("color = 'blue'");
+  ASSERT_TRUE(sel);
+  auto blue = std::make_shared<broker_testing::Collector>();
+  SubscribeRequest req{destination_, AckMode::client_individual, 5000, blue};
+  req.selector = *sel;
+  ConsumerId blue_id;
+  on(1, [&](Broker& b) { blue_id = *b.subscribe(req, nullptr); });
+  settle();
+  std::vector<MessagePtr> batch;
+  for (int i = 2; i <= 1101; ++i) batch.push_back(colored(i, "blue"));
+  on(0, [&](Broker& b) { b.send(std::move(batch), nullptr); });
+  settle();
+  ASSERT_EQ(blue->got.size(), 1100u);
+  // The consumer goes: its 1100 deliveries wait out their redelivery delay outside the queue.
+  on(1, [&](Broker& b) { b.unsubscribe(blue_id, nullptr); });
+  settle();
+  ASSERT_EQ(queue().depth(), 1u);
+  on(owner().shard().value(), [&](Broker& b) {
+    store::Batch records;
+    std::vector<Routed> moved;
+    b.owned_queues().sweep(now_, records, moved);  // prunes the location map
+  });
+  send(2000, 2000);  // over the budget: message 1 and this go cold, the tail starting at 1
+  ASSERT_EQ(queue().cold(), 2u);
+  now_ += 2000;
+  ex_.fire_timers();  // the 1100 are back in the queue, in memory
+  settle();
+  auto c = subscribe(AckMode::client_individual, 5000);
+  std::vector<std::uint64_t> ids;
+  for (const auto& d : c->got) ids.push_back(d.message->id.lo);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "no duplicates";
+  EXPECT_EQ(ids.size(), 1102u);
+  EXPECT_EQ(store_.delivered_refs.wrong, 0u);
 }
 
 }  // namespace
