@@ -317,6 +317,27 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
   page_if_over_budget();
 }
 
+void OwnedQueues::restore_tail(const store::RecoveredTail& tail) {
+  if (tail.count == 0) return;
+  if (starts_with(tail.queue, kSubscriptionPrefix) && !queues_.contains(tail.queue)) {
+    pending_tails_.push_back(tail);  // its definition comes later in the recovery
+    return;
+  }
+  auto& oq = open(tail.queue);
+  // Only a paging broker over a store that can scan asks for tails: nothing else reads them.
+  if (!cold_capable(tail.queue, oq)) return;
+  oq.queue->add_cold_run(tail.priority, tail.count, tail.bytes, tail.from);
+  track_cold(oq);
+}
+
+void OwnedQueues::finish_recovery() {
+  auto tails = std::move(pending_tails_);
+  pending_tails_.clear();
+  for (const auto& t : tails) {
+    if (queues_.contains(t.queue)) restore_tail(t);
+  }
+}
+
 void OwnedQueues::restore_summary(const std::string& key, const store::MessageSummary& summary,
                                   store::Location location, std::uint32_t delivery_count) {
   if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;

@@ -105,6 +105,13 @@ class OwnedQueues {
   // A recovered message of which the store handed back only its summary: it enters paged.
   void restore_summary(const std::string& key, const store::MessageSummary& summary, store::Location location,
                        std::uint32_t delivery_count);
+  // A lane's run of recovered messages (store::RecoveredTail, before any RecoveredMessage): it
+  // becomes that lane's cold tail. A subscription's, whose definition recovery reaches later,
+  // waits for finish_recovery().
+  void restore_tail(const store::RecoveredTail& tail);
+  // Recovery is over: the waiting tails join their subscriptions' queues; those of a
+  // subscription that is gone are dropped (their messages stay stored, as its summaries do).
+  void finish_recovery();
   // Reads every paged ready message of `key` back into memory, then runs `then` here (an
   // operator's move or filtered purge, a subscription leaving the store).
   void page_in_all(const std::string& key, std::function<void()> then);
@@ -222,6 +229,7 @@ class OwnedQueues {
   Map queues_;
   std::uint64_t next_incarnation_ = 1;
   std::unordered_set<std::string> pageable_;  // queues with located messages in memory
+  std::vector<store::RecoveredTail> pending_tails_;  // subscriptions' tails, until finish_recovery()
 };
 
 }  // namespace carrier::core

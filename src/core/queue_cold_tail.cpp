@@ -168,13 +168,18 @@ MessagePtr Queue::join_cold(std::size_t priority, const model::MessageId& id, st
 }
 
 void Queue::add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms) {
+  note_oldest(cold_for(priority), timestamp_ms);
+  add_cold_run(priority, 1, footprint, at);
+}
+
+void Queue::add_cold_run(std::size_t priority, std::uint64_t count, std::uint64_t bytes, store::Location from) {
+  if (count == 0) return;  // nothing to read: no tail for messages dispatch would wait behind
   auto& t = cold_for(priority);
-  note_oldest(t, timestamp_ms);
-  lower_from(t, at);
-  ++t.count;
-  t.bytes += footprint;
-  ++cold_count_;
-  cold_bytes_ += footprint;
+  lower_from(t, from);
+  t.count += count;
+  t.bytes += bytes;
+  cold_count_ += count;
+  cold_bytes_ += bytes;
 }
 
 std::optional<Queue::ColdRead> Queue::cold_read(std::size_t window, bool all) {
