@@ -914,6 +914,50 @@ TEST_F(OwnerColdTail, ARedeliveryWaitingOutItsDelayIsNotReadBackFromATail) {
   EXPECT_EQ(store_.delivered_refs.wrong, 0u);
 }
 
+// [core] memory_budget_bytes reloaded (SIGHUP): serve sets the new budget and has every shard
+// page if it is now over it; a raised one reads nothing back at once.
+TEST_F(OwnerColdTail, ALoweredBudgetPagesOutAtOnceAndARaisedOneKeepsWhatIsReadBack) {
+  memory_.set_budget(1000 * kBody);
+  send(1, 300);
+  EXPECT_EQ(queue().cold(), 0u) << "under the budget";
+  memory_.set_budget(20 * kBody);
+  for (auto& b : brokers_) on(b->shard().value(), [](Broker& br) { br.owned_queues().page_if_over_budget(); });
+  EXPECT_GT(queue().cold(), 250u) << "every message was located: the lowered budget pages them out";
+  EXPECT_LE(memory_.used(), static_cast<std::int64_t>(memory_.budget()));
+  memory_.set_budget(1000 * kBody);
+  for (auto& b : brokers_) on(b->shard().value(), [](Broker& br) { br.owned_queues().page_if_over_budget(); });
+  EXPECT_GT(queue().cold(), 250u) << "nothing read back until a consumer needs it";
+  auto c = subscribe(AckMode::client_individual, 1000);
+  std::vector<int> want;
+  for (int i = 1; i <= 300; ++i) want.push_back(i);
+  EXPECT_EQ(numbers(*c), want);
+  EXPECT_EQ(queue().cold(), 0u);
+  EXPECT_GT(memory_.used(), 250 * static_cast<std::int64_t>(kBody)) << "what is read back under the raised budget stays";
+}
+
+// Only when the transaction runs on the queue's owner: elsewhere the location map is another
+// shard's (docs/storage.md, "Paging").
+TEST_F(OwnerColdTail, AcksInATransactionOnTheQueuesOwnerNameTheirStoredCopies) {
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  const auto home = owner().shard().value();
+  auto c = std::make_shared<broker_testing::Collector>();
+  on(home, [&](Broker& b) { last_id_ = *b.subscribe({destination_, AckMode::client_individual, 1000, c}, nullptr); });
+  settle();
+  ASSERT_EQ(c->got.size(), 300u);
+  Transaction tx;
+  for (const auto& d : c->got) tx.acks.push_back(DeliveryRef{last_id_, d.tag, d.message});
+  tx.sends.push_back(make_message(301));
+  Status committed = unexpected(Errc::not_found, "not yet");
+  on(home, [&](Broker& b) { b.commit(std::move(tx), [&](Status st) { committed = std::move(st); }); });
+  settle();
+  ASSERT_TRUE(committed);
+  EXPECT_EQ(store_.live(kQueue.key()), 1u) << "the one sent in the transaction";
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+}
+
 // ---------------------------------------------------------------- tails at start-up
 
 // A store that hands back whole lanes as store::RecoveredTail (every tail before the first
