@@ -278,6 +278,7 @@ int serve(const config::Flags& flags) {
   ConfigReload config_reload(flags, *cfg, config::read_settings(flags.config_file).value_or(config::Settings{}), auth,
                              peers, pool);
   if (watches_disk) config_reload.set_disk_alarm(&disk_alarm);
+  if (cfg->store.kind != "memory") config_reload.set_memory(&memory);
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
   // The free disk is read once a second here, off the shards (a statvfs is cheap, but never one
