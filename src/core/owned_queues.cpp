@@ -302,11 +302,30 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
     pageable_.insert(key);
   }
   if (m->deliver_at_ms > shard_.now_ms()) {
-    shard_.at(m->deliver_at_ms, [this, key, m, delivery_count]() {
+    shard_.at(m->deliver_at_ms, [this, key, m, delivery_count, location]() {
       // A queue collected as empty meanwhile comes back, as for any send; a subscription's
       // queue that is gone means the subscription was removed.
-      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;
+      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) {
+        shard_.account_release(*m);
+        return;
+      }
       auto& oq = open(key);
+      if (location.valid() && oq.stored && m->persistent && pageable_key(key)) {
+        if (oq.queue->holding(m->priority) && cold_capable(key, oq)) {
+          // Due behind a cold tail: it joins it, as a due summary does.
+          shard_.account_release(*m);
+          forget_location(oq, m->id);
+          oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)),
+                             location, m->timestamp_ms);
+          track_cold(oq);
+          dispatch(key, *oq.queue, oq.stored);
+          return;
+        }
+        // Back into the map: a prune while it waited (it is in no queue) may have dropped it.
+        if (!oq.locations) oq.locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
+        (*oq.locations)[m->id] = location;
+        pageable_.insert(key);
+      }
       oq.queue->restore(m, delivery_count);
       dispatch(key, *oq.queue, oq.stored);
     });

@@ -1098,5 +1098,33 @@ TEST_F(RecoveredTails, ASubscriptionsTailWaitsForItsDefinition) {
   EXPECT_EQ(c->got.size(), 30u);
 }
 
+TEST_F(RecoveredTails, RecoveredScheduledMessagesKeepTheirLocationThroughAPrune) {
+  for (int n = 1; n <= 1100; ++n) {
+    auto m = std::make_shared<Message>(*make_message(n));
+    m->deliver_at_ms = now_ + 5000;
+    store_.records[at(n).file] = ScanningStore::Stored{kQueue.key(), m, 0, true};
+    Broker::recover(peers(), store::RecoveredMessage{kQueue.key(), m, 0, at(n)});
+  }
+  Broker::recovered(peers());
+  on(owner().shard().value(), [&](Broker& b) {
+    store::Batch records;
+    std::vector<Routed> moved;
+    b.owned_queues().sweep(now_, records, moved);  // 1100 locations, none of them in the queue yet
+  });
+  now_ += 6000;
+  ex_.fire_timers();
+  settle();
+  auto c = subscribe(AckMode::client_individual, 5000);
+  ASSERT_EQ(c->got.size(), 1100u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 1100u);
+}
+
 }  // namespace
 }  // namespace carrier::core
