@@ -357,7 +357,8 @@ void LogStore::commit(std::vector<Pending>& group) {
   }
   // Only now, with the reclaimer knowing them (or the write failed), do the acks stop hiding.
   for (std::size_t k = 0; k < n; ++k) acks_in_flight_.remove(group[k].batch);
-  std::uint64_t failed = 0;
+  // Counted before any callback runs: whoever a callback wakes must see them in stats().
+  batches_.fetch_add(n, std::memory_order_relaxed);
   for (std::size_t k = 0; k < n; ++k) {
     Pending& p = group[k];
     Status outcome = ok();
@@ -367,7 +368,7 @@ void LogStore::commit(std::vector<Pending>& group) {
       CARRIER_ASSERT(failure.has_value(), "batch {} of {} neither written nor failed", k, n);
       outcome = unexpected(*failure);
     }
-    if (!outcome) ++failed;
+    if (!outcome) failed_batches_.fetch_add(1, std::memory_order_relaxed);
     if (p.done) {
       p.done(std::move(outcome));
     } else if (p.located) {
@@ -385,8 +386,6 @@ void LogStore::commit(std::vector<Pending>& group) {
       p.located(std::move(outcome), std::move(where));
     }
   }
-  batches_.fetch_add(n, std::memory_order_relaxed);
-  failed_batches_.fetch_add(failed, std::memory_order_relaxed);
   reclaim();
 }
 
