@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "auth/access_control.hpp"
+#include "base/string_hash.hpp"
 #include "model/message.hpp"
 
 namespace carrier::auth {
@@ -37,15 +38,11 @@ class Permissions {
   static constexpr std::size_t kMaxCachedNames = 1024;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   struct Known {
     Rights asked = 0;
     Rights allowed = 0;
   };
-  using Cache = std::unordered_map<std::string, Known, Hash, std::equal_to<>>;
+  using Cache = std::unordered_map<std::string, Known, StringHash, std::equal_to<>>;
 
   const AccessControl* access_;
   model::ShardId shard_;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/string_hash.hpp"
 #include "model/message_id.hpp"
 #include "store/record.hpp"
 
@@ -41,15 +42,10 @@ class AcksInFlight {
  private:
   static bool has_ack(const Batch& batch);
 
-  // Lets find() take a string_view: no std::string made per lookup.
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
   using Ids = std::unordered_map<model::MessageId, std::uint32_t>;  // id -> acks queued
 
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, Ids, NameHash, std::equal_to<>> acks_;
+  std::unordered_map<std::string, Ids, StringHash, std::equal_to<>> acks_;
   std::size_t pairs_ = 0;
 };
 

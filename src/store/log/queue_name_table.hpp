@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/string_hash.hpp"
+
 namespace carrier::store::log {
 
 // Queue keys interned to 32-bit indexes, so a table with an entry per message holds 4 bytes for
@@ -30,16 +32,12 @@ class QueueNameTable {
   void clear();
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
   struct Slot {
     const std::string* name = nullptr;  // the key in by_name_ (node-based: stable)
     std::uint32_t refs = 0;
   };
 
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> by_name_;
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> by_name_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_;
 };
