@@ -5,11 +5,13 @@ and start it again on the same journal. Its stdout and stderr go to a log file t
 fixtures print when a test fails.
 """
 
+import fcntl
 import os
 import random
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,31 +41,53 @@ def _ephemeral_ports():
         return 32768, 60999
 
 
-_handed_out = set()
+# Ports this process holds: each one's lock file stays open (and flocked) until the process
+# exits, so the other test processes that ctest runs side by side skip it, even while its
+# broker is stopped between two starts on the same port.
+_reserved = {}
+_PORT_LOCKS = Path(tempfile.gettempdir()) / "carrier-test-ports"
+# The top of the range below the ephemeral ports is left to `carrier bench`'s own picks
+# (src/cli/bench_process.cpp, free_port), which cannot see these locks.
+BENCH_PORTS = 2000
+
+
+def _reserve(port):
+    """Takes `port` for this process unless another test process holds it."""
+    _PORT_LOCKS.mkdir(mode=0o777, exist_ok=True)
+    fd = os.open(_PORT_LOCKS / str(port), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _reserved[port] = fd
+    return True
 
 
 def free_port():
-    """A port nobody listens on right now, below the kernel's ephemeral range.
+    """A port nobody listens on right now and no other test process holds, below the kernel's
+    ephemeral range.
 
     Port 0 would hand out an ephemeral port, the very range the kernel also takes the source
     ports of outgoing connections from: a parallel test's client could hold it by the time the
-    broker binds (EADDRINUSE). Below that range only another test's pick can collide, and each
-    pick is random and checked bindable on every address."""
+    broker binds (EADDRINUSE). Below that range only another test's pick can collide: each pick
+    is random, reserved across processes with a lock file (a broker restarted on its port keeps
+    it while it is down) and checked bindable on every address."""
     low, _ = _ephemeral_ports()
-    first = 20000 if low > 21000 else 10000
+    first = 20000 if low > 21000 + BENCH_PORTS else 10000
     rng = random.Random()
     for _ in range(1000):
-        port = rng.randrange(first, low)
-        if port in _handed_out:
+        port = rng.randrange(first, low - BENCH_PORTS)
+        if port in _reserved:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("0.0.0.0", port))
             except OSError:
                 continue
-        _handed_out.add(port)
-        return port
-    raise AssertionError(f"no free port in {first}..{low - 1}")
+        if _reserve(port):
+            return port
+    raise AssertionError(f"no free port in {first}..{low - BENCH_PORTS - 1}")
 
 
 def port_accepts(port, host="127.0.0.1"):
