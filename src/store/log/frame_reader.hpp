@@ -43,4 +43,14 @@ class FrameReader {
   std::map<std::uint64_t, int> open_;  // segment id -> O_RDONLY descriptor
 };
 
+// The message record of `queue` and `id` in a decoded batch (the last one, if the batch stores
+// the key twice), or null. A journal Location's `record` is the record's ordinal in its segment,
+// not its place in the batch, so a read by location finds the record by what it must be.
+inline const Record* message_record_in(const Batch& batch, std::string_view queue, model::MessageId id) {
+  for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
+    if (it->kind == RecordKind::message && it->message && it->message_id == id && it->queue == queue) return &*it;
+  }
+  return nullptr;
+}
+
 }  // namespace carrier::store::log

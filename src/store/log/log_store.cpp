@@ -9,6 +9,7 @@
 
 #include "base/logging.hpp"
 #include "store/log/record_codec.hpp"
+#include "store/log/live_set_checkpoint.hpp"
 #include "store/log/segment_index_file.hpp"
 
 namespace carrier::store::log {
@@ -50,7 +51,10 @@ Status LogStore::recover(const RecoverOptions& options, const std::function<void
     return unexpected(Errc::invalid_argument, "log store: recover() needs open() first, once");
   }
   const auto began = std::chrono::steady_clock::now();
-  auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, options, visit, *log_);
+  // The checkpoint is kept (and used) only where recovery may hand back tails: it is what lets
+  // start-up skip the backlog, and without tails nothing would come of it.
+  checkpointing_ = options.tail && options.summary_only && can_scan() && options_.recovery == RecoveryMode::strict;
+  auto recovered = recover_journal(dir_, options_.recovery, options_.fsync, options, visit, *log_, checkpointing_);
   if (!recovered) {
     state_ = State::failed;
     failure_ = recovered.error();
@@ -64,11 +68,16 @@ Status LogStore::recover(const RecoverOptions& options, const std::function<void
   scan_end_ = ScanEnd{recovered->last_segment.value_or(0), recovered->last_segment ? recovered->last_segment_size : 0};
   report_ = recovered->report;
   state_ = State::recovered;
+  if (checkpointing_) {
+    // So that the next start replays only what comes after this one.
+    write_checkpoint();
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - began).count();
-  log_->info("journal {}: recovered {} live messages ({} as summaries, {} read back) from {} segments ({} from "
-             "their index, {} read: {} batches; {} indexes written) in {} ms",
+  log_->info("journal {}: recovered {} live messages ({} as summaries, {} read back) and {} in {} tails{} from {} "
+             "segments ({} from their index, {} read: {} batches; {} indexes written) in {} ms",
              dir_.string(), report_.live_messages, report_.summaries, report_.messages_read_back,
+             report_.tail_messages, report_.tails, report_.checkpoint_used ? " (from the live-set checkpoint)" : "",
              report_.segments_indexed + report_.segments_read, report_.segments_indexed, report_.segments_read,
              report_.batches, report_.indexes_written, ms);
   return ok();
@@ -205,6 +214,7 @@ LogStore::Stats LogStore::stats() const {
   s.segments_created = segments_created_.load(std::memory_order_relaxed);
   s.segments_deleted = segments_deleted_.load(std::memory_order_relaxed);
   s.indexes_written = indexes_written_.load(std::memory_order_relaxed);
+  s.checkpoints_written = checkpoints_written_.load(std::memory_order_relaxed);
   s.scans = scans_.load(std::memory_order_relaxed);
   s.scan_catalog_hits = catalogs_.hits();
   s.scan_catalogs_from_index = catalogs_.loaded_from_index();
@@ -220,6 +230,48 @@ void LogStore::run() {
     commit(group);
     group.clear();  // keeps the capacity for the next group
   }
+  if (checkpointing_ && !broken_) {
+    // A clean stop: the open segment is closed (its index written) and the checkpoint covers
+    // everything, so the next start replays nothing.
+    close_segment();
+    write_checkpoint();
+  }
+}
+
+void LogStore::write_checkpoint() {
+  if (!checkpointing_ || checkpoint_disabled_) return;
+  const auto began = std::chrono::steady_clock::now();
+  // The writer owns the reclaimer: reading it here needs no lock. scan_end_ is what it has applied.
+  auto written = write_checkpoint_file(dir_, reclaimer_.checkpoint(scan_end_.segment, scan_end_.bytes), options_.fsync);
+  const auto took = std::chrono::steady_clock::now() - began;
+  last_checkpoint_ = std::chrono::steady_clock::now();
+  // At most a twentieth of the writer's time goes to checkpoints, and at most one a second.
+  checkpoint_interval_ = std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(1), took * 20);
+  checkpoint_due_ = false;
+  if (!written) {
+    log_->warn("journal: cannot write the live-set checkpoint: {}; the next start replays more", written.error().detail);
+    return;
+  }
+  checkpoints_written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LogStore::distrust_checkpoint(std::uint64_t records) {
+  unresolved_records_ += records;
+  if (!checkpoint_disabled_) {
+    checkpoint_disabled_ = true;
+    // Its bits would bring that message back: gone, and none is written until a restart, which
+    // replays the journal in full and resolves the record by queue and id.
+    if (auto removed = remove_checkpoint_file(dir_, options_.fsync); !removed) {
+      log_->error("journal: {}", removed.error().detail);
+    }
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_unresolved_log_ < std::chrono::seconds(10)) return;
+  last_unresolved_log_ = now;
+  log_->warn("journal: {} acks or delivered records named neither a location nor a message this process stored, in "
+             "queues holding messages recovered from the live-set checkpoint; checkpoints are off until a restart, "
+             "which replays the whole journal",
+             unresolved_records_);
 }
 
 Status LogStore::ensure_segment() {
@@ -238,6 +290,7 @@ Status LogStore::ensure_segment() {
   {
     std::lock_guard lock(liveness_);
     reclaimer_.add_segment(segment_->id());
+    reclaimer_.set_segment_bytes(segment_->id(), segment_->size());
   }
   ++next_segment_id_;
   segments_created_.fetch_add(1, std::memory_order_relaxed);
@@ -256,6 +309,7 @@ void LogStore::close_segment() {
       indexes_written_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  if (segment_) checkpoint_due_ = true;
   segment_.reset();
 }
 
@@ -293,6 +347,8 @@ void LogStore::commit(std::vector<Pending>& group) {
   group_commits_.fetch_add(1, std::memory_order_relaxed);
   written_to_.assign(n, 0);
   written_at_.assign(n, 0);
+  written_ord_.assign(n, 0);
+  std::uint64_t unresolved = 0;
 
   // Write in chunks, one per segment the group touches (usually one). A chunk is written and
   // synced before the segment rolls, so each batch reported durable is synced, and a failure
@@ -350,7 +406,15 @@ void LogStore::commit(std::vector<Pending>& group) {
     std::lock_guard lock(liveness_);
     for (std::size_t k = 0; k < n; ++k) {
       if (written_to_[k] == 0) continue;
-      reclaimer_.apply(written_to_[k], group[k].batch);
+      written_ord_[k] = reclaimer_.records_in(written_to_[k]);
+      if (reclaimer_.apply(written_to_[k], written_at_[k], written_at_[k] + group[k].frame.size(), group[k].batch)) {
+        ++unresolved;
+      }
+      // An ack or delivered record may be about a message the checkpoint holds: a newer one
+      // spares the next start from replaying it (and, without its location, from a full replay).
+      for (const Record& r : group[k].batch) {
+        if (r.kind != RecordKind::message) checkpoint_due_ = true;
+      }
       // Batches are written in order, so the last one written ends what scans may look at.
       scan_end_ = ScanEnd{written_to_[k], written_at_[k] + group[k].frame.size()};
     }
@@ -379,14 +443,19 @@ void LogStore::commit(std::vector<Pending>& group) {
         // caller keeps that message in memory.
         for (std::size_t r = 0; r < p.batch.size() && written_at_[k] <= UINT32_MAX; ++r) {
           if (p.batch[r].kind != RecordKind::message) continue;
+          // `record` is the record's ordinal in its segment: the bit that says it is live.
           where[r] = Location{written_to_[k], static_cast<std::uint32_t>(written_at_[k]),
-                              static_cast<std::uint32_t>(r)};
+                              written_ord_[k] + static_cast<std::uint32_t>(r)};
         }
       }
       p.located(std::move(outcome), std::move(where));
     }
   }
+  if (unresolved != 0 && checkpointing_) distrust_checkpoint(unresolved);
   reclaim();
+  if (checkpointing_ && checkpoint_due_ && std::chrono::steady_clock::now() - last_checkpoint_ >= checkpoint_interval_) {
+    write_checkpoint();
+  }
 }
 
 void LogStore::reclaim() {
@@ -419,6 +488,7 @@ void LogStore::reclaim() {
         reclaimer_.forget(id);
       }
       removed_any = true;
+      checkpoint_due_ = true;
       segments_deleted_.fetch_add(1, std::memory_order_relaxed);
     }
     // Segments freed by this round may depend on it: the removals must be durable before any
@@ -462,7 +532,7 @@ void LogStore::answer(PendingRead& r) {
     std::lock_guard lock(liveness_);
     for (std::size_t i = 0; i < r.items.size(); ++i) {
       const ReadItem& item = r.items[i];
-      live[i] = item.location.valid() && reclaimer_.live_at(r.queue, item.id, item.location.file);
+      live[i] = item.location.valid() && reclaimer_.live_at(item.location);
     }
   }
   std::uint64_t cached_segment = 0, cached_offset = 0;
@@ -493,20 +563,12 @@ void LogStore::answer(PendingRead& r) {
       answers[i] = cached.error().code == Errc::not_found ? not_live() : unexpected(cached.error());
       continue;
     }
-    const Batch& batch = *cached;
-    if (item.location.record >= batch.size()) {
-      answers[i] = unexpected(Errc::not_found, "journal " + dir_.string() + ": segment " +
-                                                   std::to_string(item.location.file) + " offset " +
-                                                   std::to_string(item.location.offset) + " has no record " +
-                                                   std::to_string(item.location.record));
-      continue;
-    }
-    const Record& rec = batch[item.location.record];
-    if (rec.kind != RecordKind::message || !rec.message || rec.queue != r.queue || rec.message_id != item.id) {
+    const Record* rec = message_record_in(*cached, r.queue, item.id);
+    if (rec == nullptr) {
       answers[i] = not_live();
       continue;
     }
-    answers[i] = rec.message;
+    answers[i] = rec->message;
   }
   if (r.done) r.done(std::move(answers));
 }

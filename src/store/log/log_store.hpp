@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,7 @@ class LogStore final : public Store {
     std::uint64_t segments_created = 0;
     std::uint64_t segments_deleted = 0;
     std::uint64_t indexes_written = 0;  // at segment close
+    std::uint64_t checkpoints_written = 0;  // live-set checkpoints, after recovery and since
     std::uint64_t scans = 0;                       // scans answered
     std::uint64_t scan_catalog_hits = 0;           // a scan found a segment's catalog cached
     std::uint64_t scan_catalogs_from_index = 0;    // ... loaded it from the segment's index
@@ -131,6 +133,9 @@ class LogStore final : public Store {
   Status ensure_segment();
   void close_segment();
   void reclaim();
+  void write_checkpoint();
+  // A record that may be about a message known by bit only could not be resolved.
+  void distrust_checkpoint(std::uint64_t records);
   void gather(std::vector<Pending>& group, std::size_t from, std::size_t to);
   void enqueue(Pending& p);
 
@@ -175,9 +180,20 @@ class LogStore final : public Store {
   std::set<std::uint64_t> undeletable_;  // segments whose unlink failed; not retried
   std::vector<std::uint64_t> written_to_;  // per batch of the group: its segment, 0 = not written
   std::vector<std::uint64_t> written_at_;  // per batch of the group: its frame's offset there
+  std::vector<std::uint32_t> written_ord_;  // per batch of the group: its first record's ordinal
   std::vector<iovec> iov_;
   std::string coalesced_;  // small frames copied together so one iovec carries many
 
+  // The live-set checkpoint (docs/storage.md, "Checkpoint"); the writer's.
+  bool checkpointing_ = false;
+  bool checkpoint_disabled_ = false;  // an unresolved record: none is written until a restart
+  bool checkpoint_due_ = false;       // something it would hold changed since the last one
+  std::chrono::steady_clock::time_point last_checkpoint_{};
+  std::chrono::steady_clock::duration checkpoint_interval_ = std::chrono::seconds(1);
+  std::uint64_t unresolved_records_ = 0;
+  std::chrono::steady_clock::time_point last_unresolved_log_{};
+
+  std::atomic<std::uint64_t> checkpoints_written_{0};
   std::atomic<std::uint64_t> batches_{0}, failed_batches_{0}, group_commits_{0}, syncs_{0},
       bytes_written_{0}, segments_created_{0}, segments_deleted_{0}, indexes_written_{0};
 };

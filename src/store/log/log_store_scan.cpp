@@ -126,8 +126,13 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
                               const std::vector<SegmentCatalog::Entry>& chunk, std::size_t max, ScanResult& out,
                               Location& pos, ScanEnd& check_end) {
   std::vector<model::MessageId> ids;
+  std::vector<std::uint32_t> ordinals;
   ids.reserve(chunk.size());
-  for (const auto& e : chunk) ids.push_back(e.id);
+  ordinals.reserve(chunk.size());
+  for (const auto& e : chunk) {
+    ids.push_back(e.id);
+    ordinals.push_back(e.record);
+  }
   // Acks in flight first, the reclaimer second (AcksInFlight says why that order is exact).
   std::vector<bool> hidden;
   acks_in_flight_.hides(queue, ids, hidden);
@@ -135,7 +140,7 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
   std::vector<bool> live;
   {
     std::lock_guard lock(liveness_);
-    reclaimer_.check_live(queue, segment, ids, hidden, live, delivered_in);
+    reclaimer_.check_live(segment, ordinals, hidden, live, delivered_in);
     check_end = scan_end_;
   }
   std::uint64_t cached_offset = UINT64_MAX;
@@ -159,9 +164,8 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
       continue;
     }
     if (!cached) return unexpected(cached.error());
-    const Batch& batch = *cached;
-    if (e.record >= batch.size() || batch[e.record].kind != RecordKind::message || !batch[e.record].message ||
-        batch[e.record].queue != queue || batch[e.record].message_id != e.id) {
+    const Record* rec = message_record_in(*cached, queue, e.id);
+    if (rec == nullptr) {
       log_->error("journal {}: segment {} offset {} record {} is not the message {} of {} its catalog names",
                   dir_.string(), segment, e.offset, e.record, e.id.to_string(), queue);
       ++out.unreadable;
@@ -178,7 +182,7 @@ Status LogStore::read_scanned(const std::string& queue, std::uint64_t segment,
         return unexpected(where.error());
       }
     }
-    out.messages.push_back(ScannedMessage{batch[e.record].message, Location{segment, e.offset, e.record}, count});
+    out.messages.push_back(ScannedMessage{rec->message, Location{segment, e.offset, e.record}, count});
   }
   return ok();
 }

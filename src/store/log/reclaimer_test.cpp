@@ -140,16 +140,17 @@ TEST(SegmentReclaimer, ChecksManyCandidatesOfOneQueueAtOnce) {
   r.on_ack(2, "q", kA);
   std::vector<bool> live;
   std::vector<std::uint64_t> delivered_in;
-  const std::vector<model::MessageId> ids{kA, kB, kC};
-  r.check_live("q", 1, ids, {}, live, delivered_in);
+  // By ordinal: in 1, kA kB kC are records 0 1 2; in 2, kB is record 0 (then a delivered, an ack).
+  const std::vector<std::uint32_t> ordinals{0, 1, 2};
+  r.check_live(1, ordinals, {}, live, delivered_in);
   EXPECT_EQ(live, (std::vector<bool>{false, false, true}));
   EXPECT_EQ(delivered_in, (std::vector<std::uint64_t>{0, 0, 2}));
-  r.check_live("q", 1, ids, {false, false, true}, live, delivered_in);
+  r.check_live(1, ordinals, {false, false, true}, live, delivered_in);
   EXPECT_EQ(live, (std::vector<bool>{false, false, false})) << "skipped: an ack in flight";
-  r.check_live("q", 2, ids, {}, live, delivered_in);
-  EXPECT_EQ(live, (std::vector<bool>{false, true, false}));
-  r.check_live("other", 1, ids, {}, live, delivered_in);
-  EXPECT_EQ(live, (std::vector<bool>{false, false, false}));
+  r.check_live(2, ordinals, {}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{true, false, false})) << "only record 0 of segment 2 is a live message";
+  r.check_live(3, ordinals, {}, live, delivered_in);
+  EXPECT_EQ(live, (std::vector<bool>{false, false, false})) << "untracked segment";
 }
 
 }  // namespace

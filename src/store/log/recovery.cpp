@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "base/assert.hpp"
 #include "store/log/frame_reader.hpp"
 #include "store/log/journal_directory.hpp"
+#include "store/log/live_set_checkpoint.hpp"
 #include "store/log/queue_message_table.hpp"
 #include "store/log/queue_name_table.hpp"
 #include "store/log/segment_index_file.hpp"
@@ -108,20 +110,20 @@ class ReplayState {
   ReplayState(SegmentReclaimer& reclaimer, const RecoverOptions& options)
       : reclaimer_(reclaimer), options_(options) {}
 
-  void on_message(std::uint64_t segment, std::uint64_t offset, std::uint32_t record, std::string_view queue,
-                  model::MessageId id, model::MessagePtr message, const MessageSummary& summary) {
+  void on_message(std::uint64_t segment, std::uint64_t offset, std::string_view queue, model::MessageId id,
+                  model::MessagePtr message, const MessageSummary& summary) {
     const std::uint32_t q = names_.intern(queue);
     auto [at, inserted] = index_.try_emplace(q, id);
     if (!inserted) kill(at->position);
     CARRIER_ASSERT(entries_.size() < UINT32_MAX, "more than 2^32 message records to replay");
     at->position = static_cast<std::uint32_t>(entries_.size());
-    reclaimer_.on_message(segment, queue, id);
+    const std::uint32_t ordinal = reclaimer_.on_message(segment, offset, queue, summary);
     Entry e;
     if (!summary_only(q)) e.message = std::move(message);
     e.summary = summary;
     e.segment = segment;
     e.offset = offset;
-    e.record = record;
+    e.record = ordinal;
     e.queue = q;
     e.live = true;
     entries_.push_back(std::move(e));
@@ -132,49 +134,91 @@ class ReplayState {
     if (entries_.size() - live_ > live_ + kCompactAbove) compact();
   }
 
-  void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id) {
+  // A live message a checkpoint lists (it comes back one by one): its entry, without applying
+  // anything to the reclaimer (which loaded it from the checkpoint).
+  void add_listed(const std::string& queue, const Location& at, std::uint32_t delivery_count,
+                  const MessageSummary& summary) {
+    const std::uint32_t q = names_.intern(queue);
+    auto [pos, inserted] = index_.try_emplace(q, summary.id);
+    if (!inserted) kill(pos->position);
+    pos->position = static_cast<std::uint32_t>(entries_.size());
+    Entry e;
+    e.summary = summary;
+    e.segment = at.file;
+    e.offset = at.offset;
+    e.record = at.record;
+    e.queue = q;
+    e.delivery_count = delivery_count;
+    e.live = true;
+    entries_.push_back(std::move(e));
+    ++live_;
+  }
+
+  // Every record goes to the reclaimer, live or not: it numbers the segment's records.
+  void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id, const StoredRef& at) {
+    if (reclaimer_.on_ack(segment, queue, id, at).unresolved) ++unresolved_;
     const auto q = names_.find(queue);
     if (!q) return;  // its segment is gone, or acked twice: harmless
-    const Position* at = index_.find(*q, id);
-    if (at == nullptr) return;
-    kill(at->position);
+    const Position* pos = index_.find(*q, id);
+    if (pos == nullptr) return;
+    const Entry& e = entries_[pos->position];
+    // An ack naming another copy (one known to the checkpoint by its bit) leaves this one.
+    if (at.known() && (at.location.file != e.segment || at.location.record != e.record)) return;
+    kill(pos->position);
     index_.erase(*q, id);
-    reclaimer_.on_ack(segment, queue, id);
   }
 
-  void on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id, std::uint32_t count) {
+  void on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id, std::uint32_t count,
+                    const StoredRef& at) {
+    if (reclaimer_.on_delivered(segment, queue, id, count, at).unresolved) ++unresolved_;
     const auto q = names_.find(queue);
     if (!q) return;
-    const Position* at = index_.find(*q, id);
+    const Position* pos = index_.find(*q, id);
     // A hint: it may outlive its message, and the latest one written wins.
-    if (at == nullptr) return;
-    entries_[at->position].delivery_count = count;
-    reclaimer_.on_delivered(segment, queue, id);
+    if (pos == nullptr) return;
+    entries_[pos->position].delivery_count = count;
   }
 
-  void apply_batch(std::uint64_t segment, std::uint64_t offset, const Batch& batch) {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      const Record& r = batch[i];
+  void apply_batch(std::uint64_t segment, std::uint64_t offset, std::uint64_t end, const Batch& batch) {
+    for (const Record& r : batch) {
       switch (r.kind) {
-        case RecordKind::message:
-          on_message(segment, offset, static_cast<std::uint32_t>(i), r.queue, r.message_id, r.message,
-                     summarize(*r.message));
-          break;
-        case RecordKind::ack: on_ack(segment, r.queue, r.message_id); break;
-        case RecordKind::delivered: on_delivered(segment, r.queue, r.message_id, r.delivery_count); break;
+        case RecordKind::message: on_message(segment, offset, r.queue, r.message_id, r.message, summarize(*r.message)); break;
+        case RecordKind::ack: on_ack(segment, r.queue, r.message_id, r.stored); break;
+        case RecordKind::delivered: on_delivered(segment, r.queue, r.message_id, r.delivery_count, r.stored); break;
       }
     }
+    reclaimer_.set_segment_bytes(segment, end);
   }
 
-  void apply_index(const SegmentIndex& index) {
-    for (const IndexRecord& r : index.records) {
+  // The index's records from position `first` on (a checkpoint covered the ones before).
+  void apply_index(const SegmentIndex& index, std::size_t first = 0) {
+    for (std::size_t i = first; i < index.records.size(); ++i) {
+      const IndexRecord& r = index.records[i];
       const std::string& queue = index.queues[r.queue];
       switch (r.kind) {
-        case RecordKind::message: on_message(index.segment_id, r.offset, r.record, queue, r.id, nullptr, r.summary); break;
-        case RecordKind::ack: on_ack(index.segment_id, queue, r.id); break;
-        case RecordKind::delivered: on_delivered(index.segment_id, queue, r.id, r.delivery_count); break;
+        case RecordKind::message: on_message(index.segment_id, r.offset, queue, r.id, nullptr, r.summary); break;
+        case RecordKind::ack: on_ack(index.segment_id, queue, r.id, StoredRef{}); break;
+        case RecordKind::delivered: on_delivered(index.segment_id, queue, r.id, r.delivery_count, StoredRef{}); break;
       }
     }
+    reclaimer_.set_segment_bytes(index.segment_id, index.segment_bytes);
+  }
+
+  // Acks and delivered records that may be about messages known by bit only, and name none.
+  std::uint64_t unresolved() const { return unresolved_; }
+
+  // Per lane (queue, priority) of a summary_only queue, the unscheduled live entries this replay
+  // will visit one by one, and their footprints: what the tails must leave out.
+  std::map<std::pair<std::string, std::uint8_t>, std::pair<std::uint64_t, std::uint64_t>> visited_lanes() {
+    std::map<std::pair<std::string, std::uint8_t>, std::pair<std::uint64_t, std::uint64_t>> out;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      const Entry& e = entries_[i];
+      if (!e.live || e.summary.deliver_at_ms != 0 || !summary_only(e.queue)) continue;
+      auto& v = out[{names_.name(e.queue), e.summary.priority}];
+      ++v.first;
+      v.second += e.summary.footprint;
+    }
+    return out;
   }
 
   std::uint64_t live() const { return live_; }
@@ -223,8 +267,7 @@ class ReplayState {
         Status found = ok();
         if (!cached) {
           found = unexpected(cached.error());
-        } else if (e.record >= cached->size() || (*cached)[e.record].kind != RecordKind::message ||
-                   (*cached)[e.record].message_id != e.summary.id || (*cached)[e.record].queue != out.queue) {
+        } else if (message_record_in(*cached, out.queue, e.summary.id) == nullptr) {
           found = unexpected(Errc::corrupt_data, segment_path(dir, e.segment).string() + " at offset " +
                                                      std::to_string(e.offset) + ": record " + std::to_string(e.record) +
                                                      " is not the message its index names");
@@ -236,7 +279,7 @@ class ReplayState {
           ++report.skipped_messages;
           continue;
         }
-        out.message = (*cached)[e.record].message;
+        out.message = message_record_in(*cached, out.queue, e.summary.id)->message;
         ++report.messages_read_back;
       }
       ++report.live_messages;
@@ -253,7 +296,7 @@ class ReplayState {
     MessageSummary summary;  // id is the message's
     std::uint64_t segment = 0;
     std::uint64_t offset = 0;  // of the record's batch frame
-    std::uint32_t record = 0;
+    std::uint32_t record = 0;  // its ordinal in the segment
     std::uint32_t queue = 0;   // in names_
     std::uint32_t delivery_count = 0;
     bool live = false;
@@ -301,6 +344,7 @@ class ReplayState {
   ChunkedVector<Entry> entries_;
   std::vector<std::int8_t> decided_;
   std::uint64_t live_ = 0;
+  std::uint64_t unresolved_ = 0;
 };
 
 Status truncate_file(const std::filesystem::path& path, std::uint64_t size, bool sync) {
@@ -352,20 +396,83 @@ void remove_stray_index_files(const std::filesystem::path& dir, const std::vecto
   }
 }
 
-}  // namespace
+// Why a checkpoint cannot be used with the segments present, or "" if it can: every segment it
+// names is there with the size it recorded (one it knew fully acked may be gone: reclaimed
+// since), the segment it ends in is there and at least as long, and no segment it does not name
+// lies at or below that one.
+std::string checkpoint_mismatch(const LiveSetCheckpoint& c, const std::vector<SegmentFile>& files) {
+  std::map<std::uint64_t, std::uint64_t> present;
+  for (const SegmentFile& f : files) present[f.id] = f.size;
+  bool names_covered = false;
+  for (const auto& s : c.segments) {
+    if (s.id > c.covered_segment) return "it names segment " + std::to_string(s.id) + " past the one it ends in";
+    auto it = present.find(s.id);
+    if (s.id == c.covered_segment) {
+      names_covered = true;
+      if (it == present.end()) return "segment " + std::to_string(s.id) + ", where it ends, is missing";
+      if (it->second < c.covered_bytes) {
+        return "segment " + std::to_string(s.id) + " is shorter (" + std::to_string(it->second) + " bytes) than the " +
+               std::to_string(c.covered_bytes) + " it covers";
+      }
+      continue;
+    }
+    if (it == present.end()) {
+      if (s.live != 0) return "segment " + std::to_string(s.id) + " is missing";
+      continue;
+    }
+    if (it->second != s.bytes) {
+      return "segment " + std::to_string(s.id) + " has " + std::to_string(it->second) + " bytes, it recorded " +
+             std::to_string(s.bytes);
+    }
+  }
+  if (!names_covered && c.covered_segment != 0) return "it does not name the segment it ends in";
+  std::size_t named = 0;
+  for (const SegmentFile& f : files) {
+    if (f.id > c.covered_segment) break;
+    while (named < c.segments.size() && c.segments[named].id < f.id) ++named;
+    if (named == c.segments.size() || c.segments[named].id != f.id) {
+      return "segment " + std::to_string(f.id) + " is not in it";
+    }
+  }
+  return "";
+}
 
-Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, RecoveryMode mode, bool sync,
-                                         const RecoverOptions& options,
-                                         const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log) {
-  auto listed = list_segments(dir);
-  if (!listed) return unexpected(std::move(listed).error());
-  const std::vector<SegmentFile>& files = *listed;
-  remove_stray_index_files(dir, files, log);
-
-  RecoveredJournal out;
+// One attempt at recovery: from `checkpoint` when set, else a full replay. Returns nullopt when
+// the checkpoint turned out not to be enough (a record since it names a message it knows only by
+// bit, without the location): the caller then replays in full. Nothing is visited before that is
+// known.
+Result<std::optional<RecoveredJournal>> recover_once(const std::filesystem::path& dir, const std::vector<SegmentFile>& files,
+                                                     RecoveryMode mode, bool sync, const RecoverOptions& options,
+                                                     bool classify, const LiveSetCheckpoint* checkpoint,
+                                                     const std::function<void(RecoveredMessage)>& visit,
+                                                     spdlog::logger& log) {
+  std::optional<RecoveredJournal> result;
+  result.emplace();
+  RecoveredJournal& out = *result;
+  if (classify) out.reclaimer.classify(options.summary_only);
   ReplayState state(out.reclaimer, options);
   RecoveryReport& report = out.report;
   if (!files.empty()) out.next_segment_id = files.back().id + 1;
+
+  std::uint64_t covered_segment = 0, covered_bytes = 0;
+  if (checkpoint != nullptr) {
+    LiveSetCheckpoint present = *checkpoint;
+    // Segments reclaimed since the checkpoint (it knew them fully acked) are not tracked again.
+    std::map<std::uint64_t, bool> on_disk;
+    for (const SegmentFile& f : files) on_disk[f.id] = true;
+    std::erase_if(present.segments, [&](const auto& seg) { return on_disk.count(seg.id) == 0; });
+    out.reclaimer.load(present);
+    for (const auto& m : checkpoint->listed) {
+      if (on_disk.count(m.location.file) != 0) state.add_listed(checkpoint->queues[m.queue], m.location, m.delivery_count, m.summary);
+    }
+    covered_segment = checkpoint->covered_segment;
+    covered_bytes = checkpoint->covered_bytes;
+    report.checkpoint_used = true;
+    if (covered_segment != 0) {
+      out.last_segment = covered_segment;
+      out.last_segment_size = covered_bytes;
+    }
+  }
 
   // A long replay says how far it is, once a second (the clock is read every 256 batches and
   // after every segment).
@@ -393,24 +500,33 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
   for (std::size_t i = 0; i < files.size(); ++i) {
     const SegmentFile& file = files[i];
     const bool last = i + 1 == files.size();
+    if (file.id < covered_segment) continue;  // the checkpoint holds all of it
+    // The segment the checkpoint ends in: only what follows covered_bytes is replayed.
+    const bool partial = file.id == covered_segment;
+    if (partial && file.size == covered_bytes) {
+      progress(i, true);
+      continue;
+    }
+    const std::uint64_t start = partial ? covered_bytes : 0;
 
     // A closed segment whose index matches it exactly: apply the index, leave the file unread.
     // Its header is still checked (one small read): an unknown version or a damaged header is
     // handled by reading the segment, exactly as without an index.
-    if (!last && segment_header_is_good(file)) {
+    if (!last && (partial || segment_header_is_good(file))) {
       auto index = load_index_file(dir, file.id, file.size);
-      if (index) {
+      const std::size_t first = partial ? out.reclaimer.records_in(file.id) : 0;
+      if (index && first <= index->records.size()) {
         if (auto tracked = track(file); !tracked) return unexpected(tracked.error());
-        out.reclaimer.add_segment(file.id);
-        state.apply_index(*index);
+        if (!partial) out.reclaimer.add_segment(file.id);
+        state.apply_index(*index, first);
         ++report.segments_indexed;
-        report.index_records += index->records.size();
+        report.index_records += index->records.size() - first;
         out.last_segment = file.id;
         out.last_segment_size = file.size;
         progress(i, true);
         continue;
       }
-      if (index.error().code != Errc::not_found) {
+      if (!index && index.error().code != Errc::not_found) {
         log.warn("journal: not using index: {}; reading the segment instead", index.error().detail);
         ++report.indexes_unusable;
       }
@@ -434,6 +550,7 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
     }
     if (!header) {
       const std::string detail = file.path.string() + ": " + header.error().detail;
+      if (partial) return unexpected(Errc::corrupt_data, detail);  // the checkpoint read it once
       if (last && !reader.find_next_frame(0)) {
         // Created but never written past a partial header: a crash during a roll.
         log.warn("journal: removing {} (torn segment header, no data after it)", detail);
@@ -458,9 +575,11 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
     }
 
     if (auto tracked = track(file); !tracked) return unexpected(tracked.error());
-    out.reclaimer.add_segment(file.id);
+    if (!partial) out.reclaimer.add_segment(file.id);
+    if (start != 0) reader.seek(start);
+    // Only a segment read from its start can have its index built (and be appended to).
     SegmentIndexBuilder index;
-    index.reset(file.id);
+    index.reset(partial ? 0 : file.id);
     bool damaged = false;
     std::uint64_t good_end = reader.position();
     for (;;) {
@@ -468,8 +587,8 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       if (item.kind == SegmentReader::Item::Kind::end) break;
       if (item.kind == SegmentReader::Item::Kind::batch) {
         ++report.batches;
-        index.add_batch(item.offset, item.batch);
-        state.apply_batch(file.id, item.offset, item.batch);
+        if (!partial) index.add_batch(item.offset, item.batch);
+        state.apply_batch(file.id, item.offset, item.next, item.batch);
         progress(i, false);
         good_end = item.next;
         continue;
@@ -500,11 +619,12 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
       good_end = skip_to;
       damaged = true;
     }
+    out.reclaimer.set_segment_bytes(file.id, good_end);
     out.last_segment = file.id;
     out.last_segment_size = good_end;
     if (last) {
-      out.tail_index = std::move(index);
-    } else if (!damaged) {
+      if (!partial) out.tail_index = std::move(index);
+    } else if (!damaged && !partial) {
       // Next time this closed segment is applied from its index. A segment with skipped damage
       // gets none, so every start reads it again and warns again, as the operator was told.
       if (auto written = write_index_file(dir, index, good_end, sync); written) {
@@ -517,7 +637,74 @@ Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, Recov
     progress(i, true);
   }
 
+  if (checkpoint != nullptr && state.unresolved() != 0) {
+    log.info("journal: {} acks or delivered records since the checkpoint name messages it knows only by their "
+             "location, without it; replaying the whole journal instead",
+             state.unresolved());
+    return std::optional<RecoveredJournal>{};
+  }
+
+  // The checkpoint's lanes, less what this replay visits one by one, come back as tails: every
+  // tail before the first message (RecoveredTail).
+  if (checkpoint != nullptr && options.tail) {
+    const auto visited = state.visited_lanes();
+    out.reclaimer.for_each_lane([&](const std::string& queue, std::uint8_t priority, const SegmentReclaimer::Lane& lane) {
+      std::uint64_t count = lane.count, bytes = lane.bytes;
+      if (auto it = visited.find({queue, priority}); it != visited.end()) {
+        count -= std::min(count, it->second.first);
+        bytes -= std::min(bytes, it->second.second);
+      }
+      if (count == 0) return;
+      ++report.tails;
+      report.tail_messages += count;
+      options.tail(RecoveredTail{queue, priority, lane.from, count, bytes});
+    });
+  }
+
   if (auto visited = state.visit_live(dir, mode, report, visit, log); !visited) return unexpected(visited.error());
+  return result;
+}
+
+}  // namespace
+
+Result<RecoveredJournal> recover_journal(const std::filesystem::path& dir, RecoveryMode mode, bool sync,
+                                         const RecoverOptions& options,
+                                         const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log,
+                                         bool checkpointing) {
+  auto listed = list_segments(dir);
+  if (!listed) return unexpected(std::move(listed).error());
+  const std::vector<SegmentFile>& files = *listed;
+  remove_stray_index_files(dir, files, log);
+
+  std::optional<LiveSetCheckpoint> checkpoint;
+  std::string unused_because;
+  if (checkpointing) {
+    auto loaded = load_checkpoint_file(dir);
+    if (loaded) {
+      unused_because = checkpoint_mismatch(*loaded, files);
+      if (unused_because.empty()) checkpoint = std::move(*loaded);
+    } else if (loaded.error().code != Errc::not_found) {
+      unused_because = loaded.error().detail;
+    }
+  } else {
+    // A checkpoint this recovery does not keep up to date must not be believed later.
+    (void)remove_checkpoint_file(dir, false);
+  }
+  if (!unused_because.empty()) {
+    log.warn("journal: not using the live-set checkpoint: {}; replaying the whole journal", unused_because);
+  }
+  if (checkpoint) {
+    auto once = recover_once(dir, files, mode, sync, options, true, &*checkpoint, visit, log);
+    if (!once) return unexpected(std::move(once).error());
+    if (*once) return std::move(**once);
+    // Files may have changed (a torn tail cut): list them again.
+    listed = list_segments(dir);
+    if (!listed) return unexpected(std::move(listed).error());
+  }
+  auto full = recover_once(dir, *listed, mode, sync, options, checkpointing, nullptr, visit, log);
+  if (!full) return unexpected(std::move(full).error());
+  RecoveredJournal out = std::move(**full);
+  out.report.checkpoint_unusable = !unused_because.empty() || checkpoint.has_value();
   return out;
 }
 

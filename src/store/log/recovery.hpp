@@ -31,6 +31,10 @@ struct RecoveryReport {
   std::uint64_t skipped_bytes = 0;     // RecoveryMode::skip_corrupt only
   std::uint64_t skipped_segments = 0;  // skip_corrupt: segments whose header was unreadable
   std::uint64_t skipped_messages = 0;  // skip_corrupt: live messages whose read-back failed
+  bool checkpoint_used = false;        // started from the live-set checkpoint
+  bool checkpoint_unusable = false;    // one was there (or started from) but a full replay was needed
+  std::uint64_t tails = 0;             // RecoveredTails handed back
+  std::uint64_t tail_messages = 0;     // live messages in them
 };
 
 struct RecoveredJournal {
@@ -61,8 +65,16 @@ struct RecoveredJournal {
 // the others in full, read back by location when their segment was applied from its index.
 // Logs progress once a second. Runs on: the thread calling Store::recover(); writes only to cut
 // a torn tail, to write index files and to remove index files left without their segment.
+//
+// With `checkpointing` (the caller hands back tails: options.tail and summary_only set, the
+// store can scan, strict mode), the reclaimer classifies queues into lanes and listed messages,
+// and the live-set checkpoint (live.ckpt) is used when it matches the directory: only what
+// follows it is replayed, its lanes come back as RecoveredTails (through options.tail, before
+// any message), its listed messages and the replayed ones one by one. Without it, a checkpoint
+// present is removed (nothing would keep it true).
 Result<RecoveredJournal> recover_journal(const std::filesystem::path& journal_dir, RecoveryMode mode, bool sync,
                                          const RecoverOptions& options,
-                                         const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log);
+                                         const std::function<void(RecoveredMessage)>& visit, spdlog::logger& log,
+                                         bool checkpointing = false);
 
 }  // namespace carrier::store::log

@@ -36,17 +36,21 @@ SegmentCatalog SegmentCatalog::from_index(const SegmentIndex& index) {
   // built per record (records of many queues interleave, so remembering the last lane does not
   // help here).
   std::unordered_map<std::uint64_t, std::vector<Entry>*> lanes;
-  for (const IndexRecord& r : index.records) {
+  // A record's ordinal (Location::record) is its position among the segment's records.
+  for (std::size_t i = 0; i < index.records.size(); ++i) {
+    const IndexRecord& r = index.records[i];
+    const auto ordinal = static_cast<std::uint32_t>(i);
     if (r.kind != RecordKind::message || r.offset > UINT32_MAX) {
-      c.add(index.queues[r.queue], r.kind, r.id, r.offset, r.record, r.summary.priority, r.delivery_count);
+      c.add(index.queues[r.queue], r.kind, r.id, r.offset, ordinal, r.summary.priority, r.delivery_count);
       continue;
     }
     const std::uint64_t key = (std::uint64_t{r.queue} << 8) | r.summary.priority;
     auto [at, made] = lanes.try_emplace(key, nullptr);
     if (made) at->second = &c.lanes_[catalog_lane_key(index.queues[r.queue], r.summary.priority)];
-    at->second->push_back(Entry{static_cast<std::uint32_t>(r.offset), r.record, r.id});
+    at->second->push_back(Entry{static_cast<std::uint32_t>(r.offset), ordinal, r.id});
     ++c.entries_;
   }
+  c.records_ = static_cast<std::uint32_t>(index.records.size());
   c.covered_ = index.segment_bytes;
   return c;
 }
@@ -64,8 +68,9 @@ Status SegmentCatalog::extend(FrameReader& frames, std::uint64_t end) {
     for (std::size_t i = 0; i < frame->batch.size(); ++i) {
       const Record& r = frame->batch[i];
       const std::uint8_t priority = r.message ? r.message->priority : 0;
-      add(r.queue, r.kind, r.message_id, covered_, static_cast<std::uint32_t>(i), priority, r.delivery_count);
+      add(r.queue, r.kind, r.message_id, covered_, records_ + static_cast<std::uint32_t>(i), priority, r.delivery_count);
     }
+    records_ += static_cast<std::uint32_t>(frame->batch.size());
     covered_ += frame->bytes;
   }
   return ok();

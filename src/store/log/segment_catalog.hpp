@@ -29,7 +29,7 @@ class SegmentCatalog {
  public:
   struct Entry {
     std::uint32_t offset = 0;  // the batch frame's offset in the segment
-    std::uint32_t record = 0;  // the record's position in that batch
+    std::uint32_t record = 0;  // the record's ordinal in the segment (Location::record)
     model::MessageId id;
   };
 
@@ -69,6 +69,7 @@ class SegmentCatalog {
   std::uint64_t segment_id_ = 0;
   std::uint64_t covered_ = 0;
   std::size_t entries_ = 0;
+  std::uint32_t records_ = 0;  // every record covered, of any kind: the next one's ordinal
   std::unordered_map<std::string, std::vector<Entry>> lanes_;        // queue + '\0' + priority byte
   std::unordered_map<std::string, std::uint32_t> delivered_;        // queue + '\0' + id bytes
   std::string last_queue_;
