@@ -233,6 +233,17 @@ int serve(const config::Flags& flags) {
   // Queues and durable subscriptions may come back as summaries, read back when needed; the
   // special keys (definitions, retained, scheduled topics, protocols' state) always in full.
   if (pages) recover_options.summary_only = [](std::string_view key) { return core::OwnedQueues::pageable_key(key); };
+  // A store that can scan may hand back whole lanes of them as cold tails (a count and where
+  // they start), so that start-up costs nothing per message (docs/storage.md, "Cold tails").
+  std::uint64_t tails = 0;
+  std::uint64_t tail_messages = 0;
+  if (pages && store->can_scan()) {
+    recover_options.tail = [&](store::RecoveredTail t) {
+      ++tails;
+      tail_messages += t.count;
+      core::Broker::recover_tail(peers, t);
+    };
+  }
   auto st = store->recover(recover_options, [&](store::RecoveredMessage r) {
     // A summary is always a queue's (summary_only names no protocol's keys).
     if (!r.message || !protocols.recover(r.queue, *r.message)) core::Broker::recover(peers, std::move(r));
@@ -246,6 +257,8 @@ int serve(const config::Flags& flags) {
     std::cerr << "carrier: recovery failed: " << st.error().to_string() << "\n";
     return 1;
   }
+  core::Broker::recovered(peers);
+  if (tails != 0) log->info("recovery: {} message(s) in {} cold tail(s), read back as consumers need them", tail_messages, tails);
   store->start();
   admin_service.set_recovered();
 
@@ -265,6 +278,7 @@ int serve(const config::Flags& flags) {
   ConfigReload config_reload(flags, *cfg, config::read_settings(flags.config_file).value_or(config::Settings{}), auth,
                              peers, pool);
   if (watches_disk) config_reload.set_disk_alarm(&disk_alarm);
+  if (cfg->store.kind != "memory") config_reload.set_memory(&memory);
   net::asio::io_context signals_context(1);
   net::asio::signal_set signals(signals_context, SIGINT, SIGTERM, SIGHUP);
   // The free disk is read once a second here, off the shards (a statvfs is cheap, but never one

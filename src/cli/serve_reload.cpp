@@ -60,6 +60,7 @@ void ConfigReload::reload() {
                 running_.store.disk_free_limit_bytes);
     running_.store.disk_free_limit_bytes = next->store.disk_free_limit_bytes;
   }
+  if (next->core.memory_budget_bytes != running_.core.memory_budget_bytes) apply_memory_budget(*next);
   for (const auto& key : change.restart) {
     log()->warn("SIGHUP: '{}' changed in {}, but cannot change while running: it takes effect at the next restart",
                 key, file);
@@ -82,6 +83,26 @@ void ConfigReload::apply_policies(const config::Config& next) {
   log()->info("SIGHUP: {} destination polic{} in force (were {}): {}; queues made before keep an overflow = block "
               "they had",
               matches.size(), matches.size() == 1 ? "y" : "ies", before, fmt::join(matches, ", "));
+}
+
+void ConfigReload::apply_memory_budget(const config::Config& next) {
+  const auto before = running_.core.memory_budget_bytes;
+  const auto after = next.core.memory_budget_bytes;
+  running_.core.memory_budget_bytes = after;
+  if (memory_ == nullptr) {
+    log()->info("SIGHUP: core.memory_budget_bytes {} (was {}) has no effect: the {} store keeps every message in memory",
+                after, before, running_.store.kind);
+    return;
+  }
+  memory_->set_budget(after);
+  // Lowered: each shard pages out (tails first) until the gauge is under the new budget. Raised:
+  // nothing is read back at once; what is paged or cold comes back as consumers reach it, and
+  // less of what is read back goes out again.
+  for (auto* broker : brokers_) {
+    pool_.post(broker->shard(), [broker]() { broker->owned_queues().page_if_over_budget(); });
+  }
+  log()->info("SIGHUP: core.memory_budget_bytes {} (was {}); {} bytes of messages held now{}", after, before,
+              memory_->used(), after == 0 ? ", paging off: what is paged or cold stays so until read back" : "");
 }
 
 void ConfigReload::apply_users(const config::Config& next) {

@@ -25,7 +25,8 @@ void flatten(const toml::table& table, const std::string& prefix, Settings& out)
 
 bool is_live(std::string_view key) {
   constexpr std::string_view kLive[] = {"log_level", "log.format", "policy", "auth.user", "auth.users_file",
-                                        "auth.acl_file", "journal.disk_free_limit_bytes"};
+                                        "auth.acl_file", "journal.disk_free_limit_bytes",
+                                        "core.memory_budget_bytes"};
   return std::find(std::begin(kLive), std::end(kLive), key) != std::end(kLive);
 }
 

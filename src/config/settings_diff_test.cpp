@@ -30,6 +30,13 @@ TEST(SettingsDiff, SplitsLiveFromRestartKeys) {
   EXPECT_TRUE(compare(after, after).restart.empty());
 }
 
+TEST(SettingsDiff, ThePagingBudgetChangesLive) {
+  auto change = compare(of("[core]\nmemory_budget_bytes = 1048576\nmemory_limit_bytes = 1\n"),
+                        of("[core]\nmemory_budget_bytes = 2097152\nmemory_limit_bytes = 2\n"));
+  EXPECT_EQ(change.live, (std::vector<std::string>{"core.memory_budget_bytes"}));
+  EXPECT_EQ(change.restart, (std::vector<std::string>{"core.memory_limit_bytes"}));
+}
+
 TEST(SettingsDiff, ARemovedKeyIsAChange) {
   auto change = compare(of("[http]\nlisten = \"off\"\n"), of(""));
   EXPECT_EQ(change.restart, (std::vector<std::string>{"http.listen"}));

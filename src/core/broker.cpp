@@ -157,7 +157,14 @@ void Broker::commit(Transaction tx, Completion done) {
     const bool queue = it->second.queue_key.starts_with(model::QueueKey::prefix(model::QueueKind::queue));
     if (!queue && named == nullptr) continue;
     const bool stored = queue || (named != nullptr && named->def.durable);
-    if (stored) batch.push_back(store::Record::acked(it->second.queue_key, a.message->id));
+    if (!stored) continue;
+    // The ack names the copy it removes when this shard owns the queue (its location map is
+    // here). Another owner's would take a hop before the append, and then this batch could
+    // land behind a later send of the same producer: that ack names none (the journal then
+    // finds the copy by queue and id).
+    const auto ref = it->second.owner == shard_.self ? queues_.stored_ref(it->second.queue_key, *a.message)
+                                                     : store::StoredRef{};
+    batch.push_back(store::Record::acked(it->second.queue_key, a.message->id, ref));
   }
   auto apply = [this, tx = std::move(tx), to_queues = std::move(to_queues), to_private = std::move(to_private),
                 retained = std::move(retained), later = std::move(later), done = std::move(done)](Status status) mutable {

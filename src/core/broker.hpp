@@ -138,6 +138,12 @@ class Broker {
   static void recover(const std::vector<Broker*>& brokers, store::RecoveredMessage recovered) {
     route_recovered(brokers, std::move(recovered));
   }
+  // A lane's run of recovered messages (RecoverOptions::tail), before any recover() call.
+  static void recover_tail(const std::vector<Broker*>& brokers, const store::RecoveredTail& tail) {
+    route_recovered_tail(brokers, tail);
+  }
+  // After the last recovered record, before the shard threads start.
+  static void recovered(const std::vector<Broker*>& brokers) { finish_recovery(brokers); }
 
   BrokerStats stats() const;
 

@@ -85,10 +85,18 @@ void OwnedQueues::cold_in(const std::string& key, std::uint64_t incarnation, Que
     counters.page_in_failed += got.unreadable;
     store::Batch records;
     std::vector<Routed> moved;
-    for (auto& m : got.dropped) {
-      if (oq->stored) records.push_back(store::Record::acked(key, m->id));
+    for (std::size_t i = 0; i < got.dropped.size(); ++i) {
+      const auto& m = *got.dropped[i];
+      if (oq->stored) records.push_back(store::Record::acked(key, m.id, stored_ref_at(got.dropped_at[i], m)));
     }
-    for (auto& e : got.expired) shard_.account_hold(*e.message);
+    for (std::size_t i = 0; i < got.expired.size(); ++i) {
+      const auto& m = *got.expired[i].message;
+      shard_.account_hold(m);
+      // Into the map until expire() settles it, so that its ack names the copy it removes.
+      if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
+      (*oq->locations)[m.id] = got.expired_at[i];
+      pageable_.insert(key);
+    }
     expire(key, oq->stored, std::move(got.expired), records, moved);
     redelivery_.finish_dead_letters(std::move(records), std::move(moved));
   }
@@ -155,7 +163,7 @@ void OwnedQueues::ack_cold_step(std::string key, std::vector<Queue::ColdCut> cut
                         for (const auto& sm : a->messages) {
                           if (!sm.message || cut.count == 0) break;
                           if (oq != nullptr && oq->locations && oq->locations->contains(sm.message->id)) continue;
-                          batch.push_back(store::Record::acked(key, sm.message->id));
+                          batch.push_back(store::Record::acked(key, sm.message->id, stored_ref_at(sm.location, *sm.message)));
                           --cut.count;
                         }
                         acked += batch.size();

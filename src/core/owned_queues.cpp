@@ -154,7 +154,8 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
                              "destination " + m->destination.uri() + " is full (max_messages " +
                                  std::to_string(policy.max_messages) + ", max_bytes " + std::to_string(policy.max_bytes) + ")");
       }
-      if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      // Its location may have come first (routed once durable): the ack names that copy.
+      if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id, stored_ref(&oq, *m)));
       continue;
     }
     q.enqueue(m);
@@ -293,17 +294,38 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
     return;
   }
   shard_.account_hold(*m);
-  if (paging() && location.valid() && oq.stored && m->persistent) {
+  // Kept even when the broker does not page: an ack of a recovered message names its copy (a
+  // journal keeps nothing per message for what it recovered from its checkpoint).
+  if (location.valid() && oq.stored && m->persistent && pageable_key(key)) {
     if (!oq.locations) oq.locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
     (*oq.locations)[m->id] = location;
     pageable_.insert(key);
   }
   if (m->deliver_at_ms > shard_.now_ms()) {
-    shard_.at(m->deliver_at_ms, [this, key, m, delivery_count]() {
+    shard_.at(m->deliver_at_ms, [this, key, m, delivery_count, location]() {
       // A queue collected as empty meanwhile comes back, as for any send; a subscription's
       // queue that is gone means the subscription was removed.
-      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) return;
+      if (starts_with(key, kSubscriptionPrefix) && !queues_.contains(key)) {
+        shard_.account_release(*m);
+        return;
+      }
       auto& oq = open(key);
+      if (location.valid() && oq.stored && m->persistent && pageable_key(key)) {
+        if (oq.queue->holding(m->priority) && cold_capable(key, oq)) {
+          // Due behind a cold tail: it joins it, as a due summary does.
+          shard_.account_release(*m);
+          forget_location(oq, m->id);
+          oq.queue->add_cold(m->priority, static_cast<std::uint32_t>(std::min<std::size_t>(m->footprint(), UINT32_MAX)),
+                             location, m->timestamp_ms);
+          track_cold(oq);
+          dispatch(key, *oq.queue, oq.stored);
+          return;
+        }
+        // Back into the map: a prune while it waited (it is in no queue) may have dropped it.
+        if (!oq.locations) oq.locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
+        (*oq.locations)[m->id] = location;
+        pageable_.insert(key);
+      }
       oq.queue->restore(m, delivery_count);
       dispatch(key, *oq.queue, oq.stored);
     });
@@ -312,6 +334,27 @@ void OwnedQueues::restore(const std::string& key, MessagePtr m, std::uint32_t de
   oq.queue->restore(m, delivery_count);
   // A backlog larger than the budget is restored without being held: its tail leaves as it comes.
   page_if_over_budget();
+}
+
+void OwnedQueues::restore_tail(const store::RecoveredTail& tail) {
+  if (tail.count == 0) return;
+  if (starts_with(tail.queue, kSubscriptionPrefix) && !queues_.contains(tail.queue)) {
+    pending_tails_.push_back(tail);  // its definition comes later in the recovery
+    return;
+  }
+  auto& oq = open(tail.queue);
+  // Only a paging broker over a store that can scan asks for tails: nothing else reads them.
+  if (!cold_capable(tail.queue, oq)) return;
+  oq.queue->add_cold_run(tail.priority, tail.count, tail.bytes, tail.from);
+  track_cold(oq);
+}
+
+void OwnedQueues::finish_recovery() {
+  auto tails = std::move(pending_tails_);
+  pending_tails_.clear();
+  for (const auto& t : tails) {
+    if (queues_.contains(t.queue)) restore_tail(t);
+  }
 }
 
 void OwnedQueues::restore_summary(const std::string& key, const store::MessageSummary& summary,
@@ -391,11 +434,12 @@ void OwnedQueues::set_durable(const std::string& key, bool durable, store::Batch
   if (oq.stored == durable) return;
   // The messages it holds enter (or leave) the store with it. Leaving, none is paged: the
   // caller read them back first (page_in_all); any still paged stays where it is stored.
-  if (!durable) oq.locations.reset();
   oq.queue->for_each([&](const Queue::Entry& e) {
     if (!e.message || !e.message->persistent) return;
-    batch.push_back(durable ? store::Record::added(key, e.message) : store::Record::acked(key, e.message->id));
+    batch.push_back(durable ? store::Record::added(key, e.message)
+                            : store::Record::acked(key, e.message->id, stored_ref(&oq, *e.message)));
   });
+  if (!durable) oq.locations.reset();
   oq.stored = durable;
 }
 
@@ -429,9 +473,11 @@ void OwnedQueues::release(const std::string& key, bool stored, const std::vector
   OwnedQueue* oq = nullptr;
   if (!pageable_.empty() && pageable_.contains(key)) oq = find(key);
   for (const auto& m : gone) {
+    // Looked up before it is forgotten: the ack names the copy it removes.
+    const auto ref = stored && m->persistent ? stored_ref(oq, *m) : store::StoredRef{};
     if (oq != nullptr) forget_location(*oq, m->id);
     shard_.account_release(*m);
-    if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id));
+    if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id, ref));
   }
 }
 
@@ -456,9 +502,10 @@ void OwnedQueues::dispatch(const std::string& key, Queue& queue, bool stored) {
     // Delivery records let a restart flag these messages redelivered; auto-acked ones are acked
     // as soon as they are written, so they need none.
     if (stored && d.consumer.ack_mode != AckMode::auto_ack) {
+      const OwnedQueue* oq = pageable_.contains(key) ? find(key) : nullptr;
       for (const auto& del : d.batch) {
         if (del.message->persistent) {
-          records.push_back(store::Record::delivered(key, del.message->id, del.delivery_count));
+          records.push_back(store::Record::delivered(key, del.message->id, del.delivery_count, stored_ref(oq, *del.message)));
         }
       }
     }

@@ -42,6 +42,10 @@ struct OwnedQueue {
   // queue is counted in MemoryGauge's queues with a cold tail.
   std::vector<std::function<void()>> warm_waiters;
   bool counted_cold = false;
+  // Returned messages waiting out a redelivery delay whose location is in `locations`: kept
+  // there while they wait (a prune would lose them), so that a cold tail's scan skips them and
+  // their ack names their stored copy.
+  std::unique_ptr<std::unordered_set<model::MessageId>> delayed_ids;
 };
 
 // Where one message record of an appended batch landed (Store::append_located).
@@ -101,6 +105,13 @@ class OwnedQueues {
   // A recovered message of which the store handed back only its summary: it enters paged.
   void restore_summary(const std::string& key, const store::MessageSummary& summary, store::Location location,
                        std::uint32_t delivery_count);
+  // A lane's run of recovered messages (store::RecoveredTail, before any RecoveredMessage): it
+  // becomes that lane's cold tail. A subscription's, whose definition recovery reaches later,
+  // waits for finish_recovery().
+  void restore_tail(const store::RecoveredTail& tail);
+  // Recovery is over: the waiting tails join their subscriptions' queues; those of a
+  // subscription that is gone are dropped (their messages stay stored, as its summaries do).
+  void finish_recovery();
   // Reads every paged ready message of `key` back into memory, then runs `then` here (an
   // operator's move or filtered purge, a subscription leaving the store).
   void page_in_all(const std::string& key, std::function<void()> then);
@@ -112,6 +123,16 @@ class OwnedQueues {
   void dispatch(const std::string& key, Queue& queue, bool stored);
   // Messages gone for good: their memory given back, their ack records (if stored) in `batch`.
   void release(const std::string& key, bool stored, const std::vector<model::MessagePtr>& gone, store::Batch& batch);
+
+  // What an ack or delivered record of `m` in queue `key` says about its stored copy
+  // (store::Record::stored): where the core was told it is, or unknown. The take_ form also
+  // forgets the location (the message leaves the queue for good).
+  store::StoredRef stored_ref(const std::string& key, const model::Message& m) const;
+  store::StoredRef take_stored_ref(const std::string& key, const model::Message& m);
+  static store::StoredRef stored_ref_at(store::Location at, const model::Message& m);
+  // A returned message of `key` starts (or stops) waiting out a redelivery delay outside its
+  // queue: its location stays in the map meanwhile.
+  void note_delayed(const std::string& key, const model::MessageId& id, bool waiting);
 
   // Paging (queue_paging.cpp; docs/storage.md, "Paging"). Whether the broker pages at all
   // (a budget is set), and whether this queue's messages may be paged: `queue:` queues and
@@ -191,6 +212,8 @@ class OwnedQueues {
   void apply_answers(const std::string& key, OwnedQueue& oq, const std::vector<Queue::PageRead>& reads,
                      std::vector<Result<model::MessagePtr>>& answers);
   void forget_location(OwnedQueue& oq, const model::MessageId& id);
+  store::StoredRef stored_ref(const OwnedQueue* oq, const model::Message& m) const;
+  store::StoredRef stored_ref(const OwnedQueue* oq, const Queue::Entry& e) const;
   void cold_in(const std::string& key, std::uint64_t incarnation, Queue::ColdRead read,
                Result<store::ScanResult> answer);
   void repage_refused(OwnedQueue& oq, const std::vector<Queue::PageRead>& entered);
@@ -206,6 +229,7 @@ class OwnedQueues {
   Map queues_;
   std::uint64_t next_incarnation_ = 1;
   std::unordered_set<std::string> pageable_;  // queues with located messages in memory
+  std::vector<store::RecoveredTail> pending_tails_;  // subscriptions' tails, until finish_recovery()
 };
 
 }  // namespace carrier::core

@@ -127,7 +127,9 @@ class Queue {
   struct ColdAnswer {
     std::vector<ColdEntered> entered;
     std::vector<Entry> expired;
+    std::vector<store::Location> expired_at;  // one per expired entry: where it is stored
     std::vector<model::MessagePtr> dropped;
+    std::vector<store::Location> dropped_at;  // one per dropped message
     std::uint64_t corrected = 0;  // messages counted that the store no longer had
     std::uint64_t unreadable = 0; // messages the store could not read back: out of the count
     bool emptied = false;         // the tail is gone (held arrivals released into the lane)
@@ -219,6 +221,9 @@ class Queue {
   // A message known only by its summary (recovery) or whose message is let go (restore of a
   // full message behind a cold tail) joins the tail of its lane.
   void add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms = 0);
+  // A run of `count` stored messages weighing about `bytes`, at or after `from`, joins the tail
+  // of its lane (a store::RecoveredTail at a restart). Commutes with add_cold().
+  void add_cold_run(std::size_t priority, std::uint64_t count, std::uint64_t bytes, store::Location from);
   // The scan to issue next, marked out: the highest lane with a tail whose in-memory head (with
   // the lanes above) is under half a window; only with consumers, unless `all` (an operator's
   // work reads the whole tail) or the lane owes drops.

@@ -168,13 +168,18 @@ MessagePtr Queue::join_cold(std::size_t priority, const model::MessageId& id, st
 }
 
 void Queue::add_cold(std::size_t priority, std::uint32_t footprint, store::Location at, std::int64_t timestamp_ms) {
+  note_oldest(cold_for(priority), timestamp_ms);
+  add_cold_run(priority, 1, footprint, at);
+}
+
+void Queue::add_cold_run(std::size_t priority, std::uint64_t count, std::uint64_t bytes, store::Location from) {
+  if (count == 0) return;  // nothing to read: no tail for messages dispatch would wait behind
   auto& t = cold_for(priority);
-  note_oldest(t, timestamp_ms);
-  lower_from(t, at);
-  ++t.count;
-  t.bytes += footprint;
-  ++cold_count_;
-  cold_bytes_ += footprint;
+  lower_from(t, from);
+  t.count += count;
+  t.bytes += bytes;
+  cold_count_ += count;
+  cold_bytes_ += bytes;
 }
 
 std::optional<Queue::ColdRead> Queue::cold_read(std::size_t window, bool all) {
@@ -234,6 +239,7 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
       // The oldest of the tail come first: those an overflow or purge took.
       --t.drops;
       out.dropped.push_back(sm.message);
+      out.dropped_at.push_back(sm.location);
       continue;
     } else if (t.count != 0) {
       --t.count;
@@ -249,6 +255,7 @@ Queue::ColdAnswer Queue::cold_scanned(const ColdRead& read, store::ScanResult re
     e.redelivered = sm.delivery_count > 0;
     if (cold_expired(e, now_ms)) {
       out.expired.push_back(std::move(e));
+      out.expired_at.push_back(sm.location);
       continue;
     }
     out.entered.push_back(ColdEntered{sm.message, sm.location, e.seq});

@@ -316,6 +316,7 @@ class ScanningStore : public store::Store {
         continue;
       }
       at.push_back({});
+      check_ref(r);
       for (auto& [loc, s] : records) {
         if (s.queue != r.queue || s.message->id != r.message_id) continue;
         if (r.kind == store::RecordKind::ack) {
@@ -392,7 +393,28 @@ class ScanningStore : public store::Store {
     std::uint32_t delivery_count = 0;
     bool durable = false;
   };
+  // What the ack and delivered records said about the copy they are about (Record::stored):
+  // the right one, none, or a wrong one (another location, priority or footprint).
+  struct Refs {
+    std::size_t named = 0;
+    std::size_t unnamed = 0;
+    std::size_t wrong = 0;
+  };
+  void check_ref(const store::Record& r) {
+    Refs& refs = r.kind == store::RecordKind::ack ? ack_refs : delivered_refs;
+    if (!r.stored.known()) {
+      ++refs.unnamed;
+      return;
+    }
+    auto it = records.find(r.stored.location.file);
+    const bool right = it != records.end() && it->second.queue == r.queue && it->second.message->id == r.message_id &&
+                       it->second.message->priority == r.stored.priority &&
+                       it->second.message->footprint() == r.stored.footprint;
+    ++(right ? refs.named : refs.wrong);
+  }
   std::map<std::uint64_t, Stored> records;
+  Refs ack_refs;
+  Refs delivered_refs;
   std::optional<Errc> fail;
   std::size_t scans = 0;
   std::size_t scanned = 0;
@@ -419,6 +441,16 @@ class OwnerColdTail : public ::testing::Test {
     capped.max_messages = 100;
     capped.overflow = OverflowPolicy::drop_oldest;
     options.policies.push_back(capped);
+    DestinationPolicy delayed;
+    delayed.match = "queue:delayed";
+    delayed.redelivery_delay_ms = 1000;
+    delayed.redelivery_jitter = 0;
+    options.policies.push_back(delayed);
+    DestinationPolicy own_dlq;  // dead-letters into itself: the same key stored again
+    own_dlq.match = "queue:own-dlq";
+    own_dlq.max_deliveries = 1;
+    own_dlq.dead_letter_queue = "own-dlq";
+    options.policies.push_back(own_dlq);
     for (std::size_t i = 0; i < kShards; ++i) {
       brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
                                                   [this] { return now_; }, &memory_));
@@ -707,6 +739,391 @@ TEST_F(OwnerColdTail, RecoveredSummariesFoldIntoColdTailsAndComeBackWithTheirDel
   EXPECT_EQ(numbers(*c), want);
   EXPECT_TRUE(c->got[0].redelivered);
   EXPECT_EQ(c->got[0].delivery_count, 3u);
+}
+
+// ---------------------------------------------------------------- StoredRef on acks
+
+// Every ack and delivered record of a message the core was told the location of names its
+// stored copy (Record::stored): a journal that keeps nothing per message for what it recovered
+// from its checkpoint finds the copy by it, or pays a full replay at the next start.
+TEST_F(OwnerColdTail, AcksOfScannedAndInMemoryMessagesNameTheirStoredCopies) {
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 300u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u) << "the head that never went cold too: located once the store can scan";
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+  EXPECT_EQ(store_.delivered_refs.wrong, 0u);
+  EXPECT_EQ(store_.delivered_refs.unnamed, 0u);
+  EXPECT_EQ(store_.delivered_refs.named, 300u);
+}
+
+TEST_F(OwnerColdTail, AcksOfRecoveredMessagesNameTheirStoredCopies) {
+  std::vector<Broker*> peers;
+  for (auto& b : brokers_) peers.push_back(b.get());
+  for (int i = 1; i <= 200; ++i) {
+    auto m = make_message(i, i % 2 == 0 ? 7 : 4);
+    const std::uint64_t at = static_cast<std::uint64_t>(5000 + i);
+    store_.records[at] = ScanningStore::Stored{kQueue.key(), m, 0, true};
+    store::RecoveredMessage r;
+    r.queue = kQueue.key();
+    r.location = store::Location{at, 0, 0};
+    if (i % 10 == 0) {
+      r.message = m;  // some come back whole (a backend that reads them, a protocol's)
+    } else {
+      r.summary = store::MessageSummary{m->id, m->priority, true, 0, 0, 0, static_cast<std::uint32_t>(m->footprint())};
+    }
+    Broker::recover(peers, std::move(r));
+  }
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 200u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 200u);
+}
+
+TEST_F(OwnerColdTail, DropsPurgesDeletesAndExpiriesOfColdMessagesNameTheirCopies) {
+  destination_ = {DestinationKind::queue, "capped"};
+  send(1, 100);
+  ASSERT_GT(queue().cold(), 50u);
+  send(101, 110);  // ten owed as drops from the cold tail, acked as a scan reads them
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().remove(destination_.key(), nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(destination_.key()), 0u);
+  destination_ = kQueue;
+  send(1001, 1100, 4, now_ + 1000);
+  send(1101, 1200);
+  now_ += 2000;
+  auto c = subscribe(AckMode::client_individual, 1000);  // the expired ones are acked as the scan reads them
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  destination_ = {DestinationKind::queue, "purged"};
+  send(2001, 2300);
+  ASSERT_GT(queue().cold(), 250u);
+  on(0, [&](Broker& b) { purge_queue(b, destination_.key(), {}, 1'000'000, [](Result<std::size_t>) {}); });
+  settle();
+  EXPECT_EQ(store_.records.size(), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 610u);
+}
+
+TEST_F(OwnerColdTail, AMessageDeadLetteredIntoItsOwnQueueAcksItsOldCopyByItsRef) {
+  destination_ = {DestinationKind::queue, "own-dlq"};
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ASSERT_EQ(c->got.size(), 300u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  // Nacked past max_deliveries: moved to the DLQ, which is the queue itself.
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(destination_.key(), last_id_, tags, false, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(destination_.key()), 300u) << "each stored once: the old copy acked, the new one added";
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+}
+
+// docs/storage.md, "Cold tails", the duplicates its Limits named. (a): a message in memory
+// that no location was asked for (appended under half the budget) and a tail whose `from` is
+// lowered before it (a scheduled message stored earlier, due behind the tail).
+TEST_F(OwnerColdTail, AnUnacknowledgedMessageBeforeALoweredTailIsNotHandedOutAgain) {
+  auto scheduled = std::make_shared<Message>(*make_message(1));
+  scheduled->deliver_at_ms = now_ + 5000;
+  memory_.add(15 * static_cast<std::int64_t>(kBody));  // over half the budget: its location is asked
+  on(0, [&](Broker& b) { b.send({scheduled}, nullptr); });
+  settle();
+  memory_.sub(15 * static_cast<std::int64_t>(kBody));
+  auto first = subscribe(AckMode::client_individual, 1);
+  send(2, 2);  // under half the budget: before the fix, no location asked
+  ASSERT_EQ(first->got.size(), 1u);
+  ASSERT_EQ(first->got[0].message->id.lo, 2u);
+  send(3, 600);  // over the budget: the tail goes cold, starting after message 2
+  ASSERT_GT(queue().cold(), 100u);
+  now_ += 6000;
+  ex_.fire_timers();  // the scheduled one is due behind the tail: joins it, lowering `from` before 2
+  settle();
+  auto second = subscribe(AckMode::client_individual, 5000);
+  std::vector<std::uint64_t> ids;
+  for (const auto& d : second->got) ids.push_back(d.message->id.lo);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 2u), 0) << "message 2 is the first consumer's, unacked";
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "no duplicates";
+  EXPECT_EQ(ids.size(), 599u) << "all but message 2";
+}
+
+// (b): a redelivery waiting out its delay outside the queue while the sweep prunes the location
+// map, and a tail that starts before it.
+TEST_F(OwnerColdTail, ARedeliveryWaitingOutItsDelayIsNotReadBackFromATail) {
+  destination_ = {DestinationKind::queue, "delayed"};
+  auto colored = [&](int n, const char* color) {
+    auto m = std::make_shared<Message>(*make_message(n));
+    m->properties.emplace_back("color", color);
+    return m;
+  };
+  on(0, [&](Broker& b) { b.send({colored(1, "red")}, nullptr); });
+  settle();
+  auto sel = selector::parse("color = 'blue'");
+  ASSERT_TRUE(sel);
+  auto blue = std::make_shared<broker_testing::Collector>();
+  SubscribeRequest req{destination_, AckMode::client_individual, 5000, blue};
+  req.selector = *sel;
+  ConsumerId blue_id;
+  on(1, [&](Broker& b) { blue_id = *b.subscribe(req, nullptr); });
+  settle();
+  std::vector<MessagePtr> batch;
+  for (int i = 2; i <= 1101; ++i) batch.push_back(colored(i, "blue"));
+  on(0, [&](Broker& b) { b.send(std::move(batch), nullptr); });
+  settle();
+  ASSERT_EQ(blue->got.size(), 1100u);
+  // The consumer goes: its 1100 deliveries wait out their redelivery delay outside the queue.
+  on(1, [&](Broker& b) { b.unsubscribe(blue_id, nullptr); });
+  settle();
+  ASSERT_EQ(queue().depth(), 1u);
+  on(owner().shard().value(), [&](Broker& b) {
+    store::Batch records;
+    std::vector<Routed> moved;
+    b.owned_queues().sweep(now_, records, moved);  // prunes the location map
+  });
+  send(2000, 2000);  // over the budget: message 1 and this go cold, the tail starting at 1
+  ASSERT_EQ(queue().cold(), 2u);
+  now_ += 2000;
+  ex_.fire_timers();  // the 1100 are back in the queue, in memory
+  settle();
+  auto c = subscribe(AckMode::client_individual, 5000);
+  std::vector<std::uint64_t> ids;
+  for (const auto& d : c->got) ids.push_back(d.message->id.lo);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end()) << "no duplicates";
+  EXPECT_EQ(ids.size(), 1102u);
+  EXPECT_EQ(store_.delivered_refs.wrong, 0u);
+}
+
+// [core] memory_budget_bytes reloaded (SIGHUP): serve sets the new budget and has every shard
+// page if it is now over it; a raised one reads nothing back at once.
+TEST_F(OwnerColdTail, ALoweredBudgetPagesOutAtOnceAndARaisedOneKeepsWhatIsReadBack) {
+  memory_.set_budget(1000 * kBody);
+  send(1, 300);
+  EXPECT_EQ(queue().cold(), 0u) << "under the budget";
+  memory_.set_budget(20 * kBody);
+  for (auto& b : brokers_) on(b->shard().value(), [](Broker& br) { br.owned_queues().page_if_over_budget(); });
+  EXPECT_GT(queue().cold(), 250u) << "every message was located: the lowered budget pages them out";
+  EXPECT_LE(memory_.used(), static_cast<std::int64_t>(memory_.budget()));
+  memory_.set_budget(1000 * kBody);
+  for (auto& b : brokers_) on(b->shard().value(), [](Broker& br) { br.owned_queues().page_if_over_budget(); });
+  EXPECT_GT(queue().cold(), 250u) << "nothing read back until a consumer needs it";
+  auto c = subscribe(AckMode::client_individual, 1000);
+  std::vector<int> want;
+  for (int i = 1; i <= 300; ++i) want.push_back(i);
+  EXPECT_EQ(numbers(*c), want);
+  EXPECT_EQ(queue().cold(), 0u);
+  EXPECT_GT(memory_.used(), 250 * static_cast<std::int64_t>(kBody)) << "what is read back under the raised budget stays";
+}
+
+// Only when the transaction runs on the queue's owner: elsewhere the location map is another
+// shard's (docs/storage.md, "Paging").
+TEST_F(OwnerColdTail, AcksInATransactionOnTheQueuesOwnerNameTheirStoredCopies) {
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  const auto home = owner().shard().value();
+  auto c = std::make_shared<broker_testing::Collector>();
+  on(home, [&](Broker& b) { last_id_ = *b.subscribe({destination_, AckMode::client_individual, 1000, c}, nullptr); });
+  settle();
+  ASSERT_EQ(c->got.size(), 300u);
+  Transaction tx;
+  for (const auto& d : c->got) tx.acks.push_back(DeliveryRef{last_id_, d.tag, d.message});
+  tx.sends.push_back(make_message(301));
+  Status committed = unexpected(Errc::not_found, "not yet");
+  on(home, [&](Broker& b) { b.commit(std::move(tx), [&](Status st) { committed = std::move(st); }); });
+  settle();
+  ASSERT_TRUE(committed);
+  EXPECT_EQ(store_.live(kQueue.key()), 1u) << "the one sent in the transaction";
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 300u);
+}
+
+// ---------------------------------------------------------------- tails at start-up
+
+// A store that hands back whole lanes as store::RecoveredTail (every tail before the first
+// RecoveredMessage; the messages it visits one by one are not in a tail's count).
+class RecoveredTails : public OwnerColdTail {
+ protected:
+  std::vector<Broker*> peers() {
+    std::vector<Broker*> out;
+    for (auto& b : brokers_) out.push_back(b.get());
+    return out;
+  }
+  // Message n of `queue`, stored (durable) at 5000 + n.
+  MessagePtr stored(int n, std::uint8_t priority = 4, std::string queue = kQueue.key()) {
+    auto m = make_message(n, priority);
+    store_.records[at(n).file] = ScanningStore::Stored{std::move(queue), m, 0, true};
+    return m;
+  }
+  static store::Location at(int n) { return store::Location{5000 + static_cast<std::uint64_t>(n), 0, 0}; }
+  void tail(std::uint8_t priority, int from, std::uint64_t count, std::string queue = kQueue.key()) {
+    Broker::recover_tail(peers(), store::RecoveredTail{std::move(queue), priority, at(from), count, count * (kBody + 200)});
+  }
+  void summary(const MessagePtr& m, int n, std::int64_t deliver_at = 0, std::string queue = kQueue.key()) {
+    store::RecoveredMessage r;
+    r.queue = std::move(queue);
+    r.location = at(n);
+    r.summary = store::MessageSummary{m->id, m->priority, true, 0, 0, deliver_at, static_cast<std::uint32_t>(m->footprint())};
+    Broker::recover(peers(), std::move(r));
+  }
+  std::vector<std::uint64_t> ids(const broker_testing::Collector& c) const {
+    std::vector<std::uint64_t> out;
+    for (const auto& d : c.got) out.push_back(d.message->id.lo);
+    return out;
+  }
+};
+
+TEST_F(RecoveredTails, EachLaneBecomesAColdTailAndDrainsInPriorityThenStoreOrder) {
+  for (int n = 1; n <= 300; ++n) stored(n, n % 2 == 0 ? 8 : 4);
+  const auto before = memory_.used();
+  tail(4, 1, 150);
+  tail(8, 2, 150);
+  Broker::recovered(peers());
+  EXPECT_EQ(queue().depth(), 300u);
+  EXPECT_EQ(queue().cold(), 300u);
+  EXPECT_EQ(queue().ready_bytes(), 300u * (kBody + 200)) << "the tails' estimates, until read";
+  EXPECT_LE(memory_.used() - before, 2 * OwnedQueues::kQueueOverheadBytes) << "no per-message state";
+  EXPECT_TRUE(memory_.any_cold()) << "sends ask their location, so that arrivals can join the tails";
+  auto c = subscribe();
+  std::vector<std::uint64_t> want;
+  for (int n = 2; n <= 300; n += 2) want.push_back(static_cast<std::uint64_t>(n));
+  for (int n = 1; n <= 300; n += 2) want.push_back(static_cast<std::uint64_t>(n));
+  EXPECT_EQ(ids(*c), want);
+  EXPECT_EQ(queue().depth(), 0u);
+  EXPECT_EQ(owner().context().counters.page_in_missing, 0u);
+}
+
+TEST_F(RecoveredTails, MessagesVisitedOneByOneInsideAndAfterATailComeOnceEach) {
+  for (int n = 1; n <= 100; ++n) stored(n);
+  // Visited one by one, so not in the tail's count: inside its range a scheduled summary, a
+  // scheduled full message, a full message and a plain summary; after it, summaries.
+  store_.records[at(50).file].message = [&] {
+    auto m = std::make_shared<Message>(*make_message(50));
+    m->deliver_at_ms = now_ + 5000;
+    return MessagePtr(m);
+  }();
+  store_.records[at(55).file].message = [&] {
+    auto m = std::make_shared<Message>(*make_message(55));
+    m->deliver_at_ms = now_ + 5000;
+    return MessagePtr(m);
+  }();
+  for (int n = 101; n <= 110; ++n) stored(n);
+  tail(4, 1, 96);
+  summary(store_.records[at(50).file].message, 50, now_ + 5000);
+  Broker::recover(peers(), store::RecoveredMessage{kQueue.key(), store_.records[at(55).file].message, 0, at(55)});
+  Broker::recover(peers(), store::RecoveredMessage{kQueue.key(), store_.records[at(60).file].message, 0, at(60)});
+  summary(store_.records[at(70).file].message, 70);
+  for (int n = 101; n <= 110; ++n) summary(store_.records[at(n).file].message, n);
+  Broker::recovered(peers());
+  EXPECT_EQ(queue().depth(), 108u) << "the two scheduled ones wait in the schedule";
+  auto c = subscribe();
+  std::vector<std::uint64_t> want;
+  for (int n = 1; n <= 110; ++n) {
+    if (n != 50 && n != 55) want.push_back(static_cast<std::uint64_t>(n));
+  }
+  EXPECT_EQ(ids(*c), want) << "in store order, the scheduled ones skipped";
+  now_ += 6000;
+  ex_.fire_timers();
+  settle();
+  auto got = ids(*c);
+  ASSERT_EQ(got.size(), 110u);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "no duplicates";
+  EXPECT_EQ(got.front(), 1u);
+  EXPECT_EQ(got.back(), 110u);
+  EXPECT_EQ(owner().context().counters.page_in_missing, 0u);
+}
+
+TEST_F(RecoveredTails, AnOvercountedTailIsCorrectedAndAnEmptyOneIsNone) {
+  for (int n = 1; n <= 40; ++n) stored(n);
+  tail(4, 1, 50);
+  tail(7, 1, 0);
+  Broker::recovered(peers());
+  EXPECT_EQ(queue().depth(), 50u);
+  ASSERT_NE(queue().cold_tail(7), nullptr);
+  EXPECT_FALSE(queue().cold_tail(7)->active()) << "an empty tail holds nothing back";
+  auto c = subscribe();
+  EXPECT_EQ(c->got.size(), 40u);
+  EXPECT_EQ(queue().depth(), 0u);
+  EXPECT_EQ(queue().ready_bytes(), 0u);
+  EXPECT_EQ(owner().context().counters.page_in_missing, 10u) << "the difference, counted";
+  send(41, 41);
+  EXPECT_EQ(c->got.size(), 41u) << "the tail is gone: arrivals are not held";
+}
+
+TEST_F(RecoveredTails, ASubscriptionsTailWaitsForItsDefinition) {
+  const std::string name = "stomp:app:r1";
+  const std::string key = NamedSubscriptions::queue_key(name);
+  for (int n = 1; n <= 30; ++n) stored(n, 4, key);
+  tail(4, 1, 30, key);
+  tail(4, 1, 5, NamedSubscriptions::queue_key("gone"));
+  auto def = std::make_shared<Message>();
+  def->id = MessageId{9, 9};
+  def->destination = {DestinationKind::queue, "$subscriptions"};
+  def->persistent = true;
+  def->properties = {{"name", name}, {"filter", "news"}, {"selector", ""}};
+  Broker::recover(peers(), store::RecoveredMessage{"queue:$subscriptions", def, 0, {}});
+  Broker::recovered(peers());
+  auto& b = *brokers_[model::owner_shard(key, kShards).value()];
+  auto* oq = b.owned_queues().find(key);
+  ASSERT_NE(oq, nullptr);
+  EXPECT_EQ(oq->queue->cold(), 30u);
+  for (auto& br : brokers_) EXPECT_EQ(br->owned_queues().find(NamedSubscriptions::queue_key("gone")), nullptr);
+  auto c = std::make_shared<broker_testing::Collector>();
+  SubscribeRequest req{{DestinationKind::topic, "news"}, AckMode::auto_ack, 1000, c};
+  req.subscription_name = name;
+  req.durable = true;
+  on(1, [&](Broker& br) { (void)br.subscribe(req, nullptr); });
+  settle();
+  EXPECT_EQ(c->got.size(), 30u);
+}
+
+TEST_F(RecoveredTails, RecoveredScheduledMessagesKeepTheirLocationThroughAPrune) {
+  for (int n = 1; n <= 1100; ++n) {
+    auto m = std::make_shared<Message>(*make_message(n));
+    m->deliver_at_ms = now_ + 5000;
+    store_.records[at(n).file] = ScanningStore::Stored{kQueue.key(), m, 0, true};
+    Broker::recover(peers(), store::RecoveredMessage{kQueue.key(), m, 0, at(n)});
+  }
+  Broker::recovered(peers());
+  on(owner().shard().value(), [&](Broker& b) {
+    store::Batch records;
+    std::vector<Routed> moved;
+    b.owned_queues().sweep(now_, records, moved);  // 1100 locations, none of them in the queue yet
+  });
+  now_ += 6000;
+  ex_.fire_timers();
+  settle();
+  auto c = subscribe(AckMode::client_individual, 5000);
+  ASSERT_EQ(c->got.size(), 1100u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+  EXPECT_EQ(store_.ack_refs.unnamed, 0u);
+  EXPECT_EQ(store_.ack_refs.named, 1100u);
 }
 
 }  // namespace

@@ -43,6 +43,46 @@ void OwnedQueues::forget_location(OwnedQueue& oq, const model::MessageId& id) {
   if (oq.locations) oq.locations->erase(id);
 }
 
+store::StoredRef OwnedQueues::stored_ref_at(store::Location at, const model::Message& m) {
+  if (!at.valid()) return {};
+  return store::StoredRef{at, m.priority, static_cast<std::uint32_t>(std::min<std::size_t>(m.footprint(), UINT32_MAX))};
+}
+
+store::StoredRef OwnedQueues::stored_ref(const OwnedQueue* oq, const model::Message& m) const {
+  return oq == nullptr ? store::StoredRef{} : stored_ref_at(located(*oq, m), m);
+}
+
+store::StoredRef OwnedQueues::stored_ref(const OwnedQueue* oq, const Queue::Entry& e) const {
+  if (e.is_paged()) return store::StoredRef{e.paged->location, e.paged->summary.priority, e.paged->summary.footprint};
+  return e.message ? stored_ref(oq, *e.message) : store::StoredRef{};
+}
+
+store::StoredRef OwnedQueues::stored_ref(const std::string& key, const model::Message& m) const {
+  auto it = queues_.find(key);
+  return it == queues_.end() ? store::StoredRef{} : stored_ref(&it->second, m);
+}
+
+store::StoredRef OwnedQueues::take_stored_ref(const std::string& key, const model::Message& m) {
+  auto* oq = find(key);
+  if (oq == nullptr) return {};
+  const auto ref = stored_ref(oq, m);
+  forget_location(*oq, m.id);
+  return ref;
+}
+
+void OwnedQueues::note_delayed(const std::string& key, const model::MessageId& id, bool waiting) {
+  auto* oq = find(key);
+  if (oq == nullptr || !oq->locations) return;
+  if (waiting) {
+    if (!oq->locations->contains(id)) return;
+    if (!oq->delayed_ids) oq->delayed_ids = std::make_unique<std::unordered_set<model::MessageId>>();
+    oq->delayed_ids->insert(id);
+  } else if (oq->delayed_ids) {
+    oq->delayed_ids->erase(id);
+    if (oq->delayed_ids->empty()) oq->delayed_ids.reset();
+  }
+}
+
 void OwnedQueues::note_locations(std::vector<LocatedMessage> located_messages) {
   for (auto& l : located_messages) {
     if (!l.location.valid()) continue;
@@ -72,7 +112,11 @@ void OwnedQueues::append_locating(store::Batch batch, Completion done) {
     for (const auto& r : batch) {
       if (r.kind == store::RecordKind::message && r.message) bytes += static_cast<std::int64_t>(r.message->footprint());
     }
-    if (shard_.memory->any_cold() || shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
+    // With a store that can scan, always: a cold tail may start before any message in memory,
+    // and its scan must know each one by location (or hand it out twice); and an ack that names
+    // its copy is what a journal without per-message state needs.
+    if (shard_.store.can_scan() || shard_.memory->any_cold() ||
+        shard_.memory->used() + bytes > static_cast<std::int64_t>(shard_.memory->budget() / 2)) {
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
         if (r.kind == store::RecordKind::message && OwnedQueues::pageable_key(r.queue)) {
@@ -269,15 +313,16 @@ void OwnedQueues::release_entries(const std::string& key, bool stored, std::vect
                                   store::Batch& batch) {
   auto* oq = find(key);
   for (auto& e : gone) {
+    if (e.empty()) continue;
+    // Looked up before the location is forgotten: the ack names the copy it removes.
+    const auto ref = stored && e.persistent() ? stored_ref(oq, e) : store::StoredRef{};
     if (e.is_paged()) {
       shard_.account(-kPagedEntryBytes);
-    } else if (e.message) {
+    } else {
       shard_.account_release(*e.message);
       if (oq != nullptr) forget_location(*oq, e.message->id);
-    } else {
-      continue;
     }
-    if (stored && e.persistent()) batch.push_back(store::Record::acked(key, e.id()));
+    if (stored && e.persistent()) batch.push_back(store::Record::acked(key, e.id(), ref));
   }
 }
 
@@ -303,7 +348,7 @@ void OwnedQueues::expire(const std::string& key, bool stored, std::vector<Queue:
       continue;
     }
     if (shard_.policy_for(e.message->destination).expired_to_dlq) {
-      if (auto* oq = find(key)) forget_location(*oq, e.message->id);
+      // Its location goes with it: dead_letter() acks the copy it names.
       redelivery_.dead_letter(key, stored, std::move(e), "expired", batch, moved);
     } else {
       release(key, stored, {e.message}, batch);
@@ -332,8 +377,8 @@ void OwnedQueues::read_back(const std::string& key, std::vector<Queue::Entry> en
   auto& executor = shard_.executor;
   auto held = std::make_shared<std::vector<Queue::Entry>>(std::move(entries));
   shard_.store.read(key, std::move(items),
-                    [this, self, &executor, held, then = std::move(then)](std::vector<Result<MessagePtr>> answers) mutable {
-                      executor.post(self, [this, held, then = std::move(then), answers = std::move(answers)]() mutable {
+                    [this, self, &executor, key, held, then = std::move(then)](std::vector<Result<MessagePtr>> answers) mutable {
+                      executor.post(self, [this, key = std::move(key), held, then = std::move(then), answers = std::move(answers)]() mutable {
                         std::vector<Queue::Entry> out;
                         std::size_t next = 0;
                         for (auto& e : *held) {
@@ -345,6 +390,12 @@ void OwnedQueues::read_back(const std::string& key, std::vector<Queue::Entry> en
                           shard_.account(-kPagedEntryBytes);
                           if (i < answers.size() && answers[i] && *answers[i]) {
                             e.message = std::move(*answers[i]);
+                            // Its location into the map, so that what settles it acks the copy it names.
+                            if (auto* oq = find(key); oq != nullptr && oq->stored) {
+                              if (!oq->locations) oq->locations = std::make_unique<std::unordered_map<model::MessageId, store::Location>>();
+                              (*oq->locations)[e.message->id] = e.paged->location;
+                              pageable_.insert(key);
+                            }
                             e.paged.reset();
                             shard_.account_hold(*e.message);
                             ++shard_.counters.paged_in;
@@ -362,9 +413,17 @@ void OwnedQueues::read_back(const std::string& key, std::vector<Queue::Entry> en
 
 void OwnedQueues::prune_locations(OwnedQueue& oq) {
   if (!oq.locations) return;
-  const std::size_t live = oq.queue->depth() + oq.queue->unacked();
+  const std::size_t delayed = oq.delayed_ids ? oq.delayed_ids->size() : 0;
+  const std::size_t live = oq.queue->depth() + oq.queue->unacked() + delayed;
   if (oq.locations->size() <= live + kReadWindow * 8) return;
   std::unordered_map<model::MessageId, store::Location> kept;
+  // Redeliveries waiting out their delay: a scan must skip them, their ack name their copy.
+  if (oq.delayed_ids) {
+    for (const auto& id : *oq.delayed_ids) {
+      auto it = oq.locations->find(id);
+      if (it != oq.locations->end()) kept.emplace(it->first, it->second);
+    }
+  }
   // Paged entries too: a cold tail's scan skips what the map names.
   oq.queue->for_each([&](const Queue::Entry& e) {
     if (e.empty()) return;

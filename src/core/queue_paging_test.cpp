@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "core/broker_test_fixture.hpp"
 #include "core/queue.hpp"
@@ -309,18 +310,24 @@ class PagingStore : public store::Store {
   Status recover(const std::function<void(store::RecoveredMessage)>&) override { return ok(); }
   void start() override {}
   void append(store::Batch batch, store::DurableCallback cb) override {
+    reporting_ = false;
     append_located(std::move(batch), [cb = std::move(cb)](Status st, std::vector<store::Location>) {
       if (cb) cb(std::move(st));
     });
+    reporting_ = true;
   }
   void append_located(store::Batch batch, store::LocatedCallback cb) override {
     std::vector<store::Location> at;
     for (auto& r : batch) {
       if (r.kind == store::RecordKind::message) {
+        if (reporting_) reported.insert(r.message_id);
         messages[next_] = r.message;
         at.push_back(store::Location{next_++, 0, 0});
       } else {
-        if (r.kind == store::RecordKind::ack) ++acks;
+        if (r.kind == store::RecordKind::ack) {
+          ++acks;
+          check_ref(r);
+        }
         at.push_back({});
       }
     }
@@ -359,7 +366,23 @@ class PagingStore : public store::Store {
   }
   bool reads_pending() const { return !reads_.empty(); }
 
+  // An ack names the copy it removes (Record::stored) whenever the core was told where it is:
+  // the right one, none though its location was reported, or a wrong one.
+  void check_ref(const store::Record& r) {
+    if (!r.stored.known()) {
+      if (reported.contains(r.message_id)) ++acks_unnamed;
+      return;
+    }
+    auto it = messages.find(r.stored.location.file);
+    const bool right = it != messages.end() && it->second->id == r.message_id && it->second->priority == r.stored.priority &&
+                       it->second->footprint() == r.stored.footprint;
+    ++(right ? acks_named : acks_wrong);
+  }
   std::map<std::uint64_t, MessagePtr> messages;
+  std::set<MessageId> reported;  // ids whose location append_located reported
+  std::size_t acks_named = 0;
+  std::size_t acks_unnamed = 0;
+  std::size_t acks_wrong = 0;
   std::map<std::uint64_t, Errc> fail;  // by message id's low half
   std::size_t reads = 0;
   std::size_t read_items = 0;
@@ -368,6 +391,7 @@ class PagingStore : public store::Store {
  private:
   FakeExecutor& ex_;
   std::uint64_t next_ = 1;
+  bool reporting_ = true;
   std::vector<std::function<void()>> pending_;
   std::vector<std::pair<std::vector<store::ReadItem>, store::ReadCallback>> reads_;
 };
@@ -578,6 +602,45 @@ TEST_F(OwnerPaging, RecoveredSummariesAndFullMessagesOverTheBudgetComeBackPaged)
   settle();
   ASSERT_EQ(c->got.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(c->got[static_cast<std::size_t>(i)].message->id.lo, static_cast<std::uint64_t>(i + 1));
+}
+
+// Acks name the copy they remove (Record::stored) whenever the core knows it: paged entries
+// purged without being read, paged entries read back and acked, recovered full messages.
+TEST_F(OwnerPaging, AcksOfPagedAndRecoveredMessagesNameTheirStoredCopies) {
+  send(1, 100);
+  ASSERT_GT(queue().paged(), 70u);
+  auto c = std::make_shared<broker_testing::Collector>();
+  Result<ConsumerId> id = unexpected(Errc::not_found, "");
+  on(1, [&](Broker& b) { id = b.subscribe({kQueue, AckMode::client_individual, 30, c}, nullptr); });
+  settle();
+  ASSERT_TRUE(id);
+  ASSERT_EQ(c->got.size(), 30u);
+  std::vector<std::uint64_t> tags;
+  for (const auto& d : c->got) tags.push_back(d.tag);
+  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), *id, tags, true, true, {}, nullptr); });
+  settle();
+  on(0, [&](Broker& b) { purge_queue(b, kQueue.key(), {}, 1'000'000, [](Result<std::size_t>) {}); });
+  settle();
+  // 30 acked, 30 more delivered (left unacked), 40 purged, most of them paged.
+  EXPECT_EQ(store_.acks, 70u);
+  EXPECT_EQ(store_.acks_wrong, 0u);
+  EXPECT_EQ(store_.acks_unnamed, 0u);
+  EXPECT_EQ(store_.acks_named, 70u) << "one batch past half the budget: every location asked";
+  // Recovered full messages come with their location: their acks name it.
+  std::vector<Broker*> peers;
+  for (auto& b : brokers_) peers.push_back(b.get());
+  const auto named = store_.acks_named;
+  for (int i = 1; i <= 5; ++i) {
+    auto m = make_message(500 + i);
+    store_.messages[9000 + static_cast<std::uint64_t>(i)] = m;
+    store_.reported.insert(m->id);
+    Broker::recover(peers, store::RecoveredMessage{kQueue.key(), m, 0, store::Location{9000 + static_cast<std::uint64_t>(i), 0, 0}});
+  }
+  on(0, [&](Broker& b) { purge_queue(b, kQueue.key(), {}, 1'000'000, [](Result<std::size_t>) {}); });
+  settle();
+  EXPECT_EQ(store_.acks_wrong, 0u);
+  EXPECT_EQ(store_.acks_unnamed, 0u);
+  EXPECT_EQ(store_.acks_named, named + 5);
 }
 
 }  // namespace

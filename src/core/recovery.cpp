@@ -47,4 +47,14 @@ void route_recovered(const std::vector<Broker*>& brokers, store::RecoveredMessag
   b->owned_queues().restore(r.queue, m, r.delivery_count, r.location);
 }
 
+void route_recovered_tail(const std::vector<Broker*>& brokers, const store::RecoveredTail& tail) {
+  // Only queues summary_only names come as tails: never the definitions' or protocols' keys.
+  if (NamedSubscriptions::is_definitions_key(tail.queue)) return;
+  brokers[owner_shard(tail.queue, brokers.size()).value()]->owned_queues().restore_tail(tail);
+}
+
+void finish_recovery(const std::vector<Broker*>& brokers) {
+  for (auto* b : brokers) b->owned_queues().finish_recovery();
+}
+
 }  // namespace carrier::core

@@ -46,20 +46,27 @@ void Redelivery::handle_returned(const std::string& key, Queue& queue, bool stor
       ++oq->delayed;
       incarnation = oq->incarnation;
     }
-    shard_.at(now + delay, [this, key, e, stored, incarnation]() mutable {
+    // Its location stays known while it waits: a cold tail's scan skips it, its ack names it.
+    const auto ref = stored && e.message->persistent ? queues_.stored_ref(key, *e.message) : store::StoredRef{};
+    if (ref.known()) queues_.note_delayed(key, e.message->id, true);
+    shard_.at(now + delay, [this, key, e, stored, incarnation, ref]() mutable {
       // The queue may be gone (a private subscription closed, a temporary queue deleted).
       Queue* q = nullptr;
       if (auto* oq = queues_.find(key)) {
         q = oq->queue.get();
         // Only the queue that counted it: one deleted and re-created since has its own count.
-        if (oq->incarnation == incarnation) --oq->delayed;
+        if (oq->incarnation == incarnation) {
+          --oq->delayed;
+          if (ref.known()) queues_.note_delayed(key, e.message->id, false);
+        }
       } else {
         q = topics_.private_queue(key);
       }
       if (q == nullptr) {
-        store::Batch gone;
-        queues_.release(key, stored, {e.message}, gone);
-        if (!gone.empty()) shard_.store.append(std::move(gone), [](Status) {});
+        shard_.account_release(*e.message);
+        if (stored && e.message->persistent) {
+          shard_.store.append({store::Record::acked(key, e.message->id, ref)}, [](Status) {});
+        }
         return;
       }
       q->requeue(std::move(e));
@@ -85,8 +92,10 @@ void Redelivery::dead_letter(const std::string& key, bool stored, Queue::Entry e
   const auto& policy = shard_.policy_for(m.destination);
   shard_.account_release(m);
   ++shard_.counters.dead_lettered;
+  // The ack names the copy it removes (and the location leaves the map with the message).
+  const auto ref = stored && m.persistent ? queues_.take_stored_ref(key, m) : store::StoredRef{};
   if (policy.dead_letter_queue.empty()) {
-    if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id));
+    if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id, ref));
     return;
   }
   std::string dlq = policy.dead_letter_queue;
@@ -100,8 +109,9 @@ void Redelivery::dead_letter(const std::string& key, bool stored, Queue::Entry e
   copy->properties.emplace_back("dlq-delivery-count", std::to_string(entry.delivery_count));
   auto dlq_key = copy->destination.key();
   // One batch: gone from the source and present in the DLQ together, never both, never neither.
+  // A DLQ that is the queue itself stores the key again: the ack, first, names the old copy.
   if (m.persistent) {
-    if (stored) batch.push_back(store::Record::acked(key, m.id));
+    if (stored) batch.push_back(store::Record::acked(key, m.id, ref));
     batch.push_back(store::Record::added(dlq_key, copy));
   }
   moved.push_back(Routed{std::move(dlq_key), std::move(copy)});
