@@ -5,6 +5,7 @@
 
 #include "store/binary_format.hpp"
 #include "store/log/crc32c.hpp"
+#include "store/log/stored_ref_codec.hpp"
 #include "store/message_codec.hpp"
 
 namespace carrier::store::log {
@@ -12,12 +13,6 @@ namespace carrier::store::log {
 namespace {
 
 constexpr std::size_t kRecordFixedBytes = 1 + 16;  // kind + message id
-
-bool known_kind(std::uint8_t k) {
-  return k == static_cast<std::uint8_t>(RecordKind::message) ||
-         k == static_cast<std::uint8_t>(RecordKind::ack) ||
-         k == static_cast<std::uint8_t>(RecordKind::delivered);
-}
 
 std::string at(std::size_t offset) { return " at offset " + std::to_string(offset); }
 
@@ -112,9 +107,11 @@ Status encode_batch(const Batch& batch, std::string& out) {
         break;
       }
       case RecordKind::ack:
+        if (r.stored.known()) payload += stored_ref_size(r.stored);
         break;
       case RecordKind::delivered:
         payload += binary::varint_size(r.delivery_count);
+        if (r.stored.known()) payload += stored_ref_size(r.stored);
         break;
       default:
         return unexpected(Errc::invalid_argument,
@@ -133,16 +130,17 @@ Status encode_batch(const Batch& batch, std::string& out) {
   out.reserve(start + kBatchHeaderBytes + payload);
   out.append(kBatchHeaderBytes, '\0');
   for (const Record& r : batch) {
-    binary::put_u8(out, static_cast<std::uint8_t>(r.kind));
+    binary::put_u8(out, written_kind(r.kind, r.stored));
     binary::put_string(out, r.queue);
     binary::put_u64(out, r.message_id.hi);
     binary::put_u64(out, r.message_id.lo);
     if (r.kind == RecordKind::message) {
       binary::put_varint(out, encoded_message_size(*r.message));
       encode_message(*r.message, out);
-    } else if (r.kind == RecordKind::delivered) {
-      binary::put_varint(out, r.delivery_count);
+      continue;
     }
+    if (r.kind == RecordKind::delivered) binary::put_varint(out, r.delivery_count);
+    if (r.stored.known()) put_stored_ref(out, r.stored);
   }
   CARRIER_ASSERT(out.size() - start - kBatchHeaderBytes == payload,
                  "batch payload size {} != computed {}", out.size() - start - kBatchHeaderBytes,
@@ -163,10 +161,10 @@ Result<DecodedRecord> decode_record(std::string_view bytes, std::size_t base_off
   Record& r = out.record;
 
   CARRIER_STORE_TRY(kind, in.u8("record kind"));
-  if (!known_kind(kind)) {
+  bool names_copy = false;
+  if (!read_kind(kind, r.kind, names_copy)) {
     return in.fail("record kind", "unknown value " + std::to_string(kind), 0);
   }
-  r.kind = static_cast<RecordKind>(kind);
   CARRIER_STORE_TRY(queue, in.bytes("record queue"));
   r.queue.assign(queue);
   CARRIER_STORE_TRY(hi, in.u64("record message id"));
@@ -193,6 +191,10 @@ Result<DecodedRecord> decode_record(std::string_view bytes, std::size_t base_off
       return in.fail("delivery count", "exceeds 32 bits", count_at);
     }
     r.delivery_count = static_cast<std::uint32_t>(count);
+  }
+  if (names_copy) {
+    CARRIER_STORE_TRY(stored, read_stored_ref(in));
+    r.stored = stored;
   }
   out.bytes = in.offset();
   return out;

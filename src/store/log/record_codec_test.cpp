@@ -53,6 +53,52 @@ TEST(RecordCodec, BatchRoundTrips) {
   for (std::size_t i = 0; i < batch.size(); ++i) expect_same_record(batch[i], back->batch[i]);
 }
 
+// An ack or delivered record that names its stored copy keeps it through the journal: recovery
+// from the live-set checkpoint resolves it by position (docs/storage.md, "Live-set checkpoint").
+TEST(RecordCodec, AcksAndDeliveriesNamingTheirCopyRoundTrip) {
+  auto m = make_message(1);
+  const StoredRef at{Location{7, 4096, 300}, 9, 1234};
+  const Batch batch{Record::acked("queue:a", m->id, at), Record::delivered("queue:a", m->id, 5, at),
+                    Record::acked("queue:b", m->id), Record::delivered("queue:b", m->id, 2)};
+  std::string frame;
+  ASSERT_TRUE(encode_batch(batch, frame));
+  auto back = decode_batch(frame);
+  ASSERT_TRUE(back) << back.error().to_string();
+  ASSERT_EQ(back->batch.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    SCOPED_TRACE(i);
+    expect_same_record(batch[i], back->batch[i]);
+    EXPECT_EQ(back->batch[i].stored.known(), batch[i].stored.known());
+    EXPECT_EQ(back->batch[i].stored.location, batch[i].stored.location);
+    EXPECT_EQ(back->batch[i].stored.priority, batch[i].stored.priority);
+    EXPECT_EQ(back->batch[i].stored.footprint, batch[i].stored.footprint);
+  }
+  // A record naming no copy is written as it always was: older journals read the same.
+  std::string plain;
+  ASSERT_TRUE(encode_batch({Record::acked("queue:b", m->id)}, plain));
+  EXPECT_EQ(plain[kBatchHeaderBytes], static_cast<char>(RecordKind::ack));
+}
+
+TEST(RecordCodec, ACopyThatNamesNothingIsRefused) {
+  auto m = make_message(1);
+  std::string frame;
+  ASSERT_TRUE(encode_batch({Record::acked("queue:a", m->id, StoredRef{Location{7, 1, 2}, 3, 4})}, frame));
+  const std::string payload = frame.substr(kBatchHeaderBytes);
+  // kind, queue (1 + 7), id (16), then the segment varint: 0 names none.
+  const std::size_t segment_at = 1 + 1 + 7 + 16;
+  ASSERT_EQ(payload[segment_at], 7);
+  std::string forged = payload;
+  forged[segment_at] = 0;
+  auto refused = decode_record(forged);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().detail.find("stored copy segment"), std::string::npos) << refused.error().detail;
+  forged = payload;
+  forged[segment_at + 3] = 10;  // priority past 9
+  refused = decode_record(forged);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().detail.find("stored copy priority"), std::string::npos) << refused.error().detail;
+}
+
 TEST(RecordCodec, EmptyBatchIsAFrame) {
   std::string frame;
   ASSERT_TRUE(encode_batch({}, frame));

@@ -197,8 +197,8 @@ class ReplayState {
       const std::string& queue = index.queues[r.queue];
       switch (r.kind) {
         case RecordKind::message: on_message(index.segment_id, r.offset, queue, r.id, nullptr, r.summary); break;
-        case RecordKind::ack: on_ack(index.segment_id, queue, r.id, StoredRef{}); break;
-        case RecordKind::delivered: on_delivered(index.segment_id, queue, r.id, r.delivery_count, StoredRef{}); break;
+        case RecordKind::ack: on_ack(index.segment_id, queue, r.id, r.stored); break;
+        case RecordKind::delivered: on_delivered(index.segment_id, queue, r.id, r.delivery_count, r.stored); break;
       }
     }
     reclaimer_.set_segment_bytes(index.segment_id, index.segment_bytes);

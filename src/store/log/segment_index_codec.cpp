@@ -5,6 +5,7 @@
 #include "base/assert.hpp"
 #include "store/binary_format.hpp"
 #include "store/log/crc32c.hpp"
+#include "store/log/stored_ref_codec.hpp"
 
 namespace carrier::store::log {
 
@@ -45,15 +46,16 @@ std::uint32_t SegmentIndexBuilder::queue_index(const std::string& queue) {
 void SegmentIndexBuilder::add_batch(std::uint64_t offset, const Batch& batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const Record& r = batch[i];
-    binary::put_u8(entries_, static_cast<std::uint8_t>(r.kind));
+    binary::put_u8(entries_, written_kind(r.kind, r.stored));
     binary::put_varint(entries_, queue_index(r.queue));
     binary::put_u64(entries_, r.message_id.hi);
     binary::put_u64(entries_, r.message_id.lo);
     binary::put_varint(entries_, offset);
     binary::put_varint(entries_, i);
-    if (r.kind == RecordKind::delivered) {
-      binary::put_varint(entries_, r.delivery_count);
-    } else if (r.kind == RecordKind::message) {
+    if (r.kind == RecordKind::delivered) binary::put_varint(entries_, r.delivery_count);
+    if (r.kind != RecordKind::message) {
+      if (r.stored.known()) put_stored_ref(entries_, r.stored);
+    } else {
       CARRIER_ASSERT(r.message != nullptr, "indexing a message record without its message");
       const MessageSummary s = summarize(*r.message);
       binary::put_u8(entries_, s.priority);
@@ -131,8 +133,10 @@ Result<SegmentIndex> decode_segment_index(std::string_view bytes) {
     IndexRecord r;
     const std::size_t at = in.offset();
     CARRIER_STORE_TRY(kind, in.u8("index record kind"));
-    if (kind < 1 || kind > 3) return in.fail("index record kind", "unknown value " + std::to_string(kind), at);
-    r.kind = static_cast<RecordKind>(kind);
+    bool names_copy = false;
+    if (!read_kind(kind, r.kind, names_copy)) {
+      return in.fail("index record kind", "unknown value " + std::to_string(kind), at);
+    }
     CARRIER_STORE_TRY(queue, in.varint("index record queue"));
     if (queue >= queue_count) return in.fail("index record queue", "no queue " + std::to_string(queue), at);
     r.queue = static_cast<std::uint32_t>(queue);
@@ -148,6 +152,10 @@ Result<SegmentIndex> decode_segment_index(std::string_view bytes) {
       CARRIER_STORE_TRY(count, in.varint("index delivery count"));
       if (count > UINT32_MAX) return in.fail("index delivery count", "exceeds 32 bits", at);
       r.delivery_count = static_cast<std::uint32_t>(count);
+    }
+    if (names_copy) {
+      CARRIER_STORE_TRY(stored, read_stored_ref(in));
+      r.stored = stored;
     } else if (r.kind == RecordKind::message) {
       CARRIER_STORE_TRY(priority, in.u8("index priority"));
       CARRIER_STORE_TRY(flags, in.u8("index flags"));

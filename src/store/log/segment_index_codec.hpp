@@ -34,6 +34,7 @@ struct IndexRecord {
   std::uint64_t offset = 0;  // where the record's batch frame starts in the segment
   std::uint32_t record = 0;  // the record's position in that batch
   std::uint32_t delivery_count = 0;  // kind == delivered
+  StoredRef stored;                  // kind == ack or delivered: the copy it names, if it does
   MessageSummary summary;            // kind == message (summary.id == id)
 };
 

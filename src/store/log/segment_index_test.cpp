@@ -84,6 +84,28 @@ TEST(SegmentIndexCodec, RoundTripsEveryRecordKind) {
   EXPECT_EQ(r[3].id, m2->id);
 }
 
+TEST(SegmentIndexCodec, AcksAndDeliveriesKeepTheCopyTheyName) {
+  auto m = make_message(1);
+  const StoredRef at{Location{3, 64, 12}, 2, 777};
+  SegmentIndexBuilder b;
+  b.reset(9);
+  b.add_batch(32, {Record::acked("queue:a", m->id, at), Record::delivered("queue:a", m->id, 4, at),
+                   Record::acked("queue:a", m->id)});
+  auto decoded = decode_segment_index(b.encode(100));
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  ASSERT_EQ(decoded->records.size(), 3u);
+  const auto& r = decoded->records;
+  EXPECT_EQ(r[0].kind, RecordKind::ack);
+  EXPECT_EQ(r[0].stored.location, at.location);
+  EXPECT_EQ(r[0].stored.priority, 2);
+  EXPECT_EQ(r[0].stored.footprint, 777u);
+  EXPECT_EQ(r[1].kind, RecordKind::delivered);
+  EXPECT_EQ(r[1].delivery_count, 4u);
+  EXPECT_EQ(r[1].stored.location, at.location);
+  EXPECT_EQ(r[2].kind, RecordKind::ack);
+  EXPECT_FALSE(r[2].stored.known());
+}
+
 TEST(SegmentIndexCodec, RefusesDamageByName) {
   SegmentIndexBuilder b;
   b.reset(1);
