@@ -127,10 +127,13 @@ def test_corruption_in_the_middle_stops_startup(broker_factory, stomp_client, un
     data[middle] ^= 0xFF
     victim.write_bytes(bytes(data))
     # A closed segment with a usable index is not read at start-up (its damage shows when a
-    # message in it is read back); without one, recovery reads the segment and meets the damage.
+    # message in it is read back), nor is any segment the live-set checkpoint covers; without
+    # either, recovery reads the segment and meets the damage.
     index = victim.with_suffix(".idx")
     assert index.exists(), f"no index beside the closed segment {victim.name}"
     index.unlink()
+    assert broker.checkpoint.exists(), "no live-set checkpoint after a clean stop"
+    broker.checkpoint.unlink()
 
     broker.spawn()
     code = broker.wait_exit(timeout=10)

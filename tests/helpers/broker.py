@@ -288,6 +288,12 @@ class Broker:
         return (self.proc is not None and not self.expected_exit
                 and self.proc.poll() is not None)
 
+    @property
+    def checkpoint(self):
+        """The journal's live-set checkpoint (docs/storage.md, "Live-set checkpoint"): with it a
+        start replays only what was written after it, and reads no closed segment or index."""
+        return self.journal_dir / "live.ckpt"
+
     def segments(self):
         """The journal's segment files (DATA/journal/*.log) in log order."""
         def key(path):

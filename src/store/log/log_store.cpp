@@ -468,6 +468,10 @@ void LogStore::reclaim() {
       if (undeletable_.count(id) == 0) round.push_back(id);
     }
     if (round.empty()) return;
+    // The last checkpoint may still count live messages in these segments (their acks came
+    // after it): one that names a missing segment as live is refused, and a crash before the
+    // next would cost a full replay. So a checkpoint that knows them free goes first.
+    if (checkpointing_) write_checkpoint();
     bool removed_any = false;
     for (std::uint64_t id : round) {
       const auto path = segment_path(dir_, id);
