@@ -72,7 +72,7 @@ enum class RecoveryMode { strict, skip_corrupt };
 // those messages with their StoredRef. Only from a backend that can_scan(), only for queues
 // summary_only names, only when RecoverOptions::tail is set, and every tail before the first
 // RecoveredMessage. It is what makes start-up independent of the backlog (the journal's
-// live-set checkpoint: docs/storage.md, "Checkpoint").
+// live-set checkpoint: docs/storage.md, "Live-set checkpoint").
 struct RecoveredTail {
   std::string queue;
   std::uint8_t priority = 4;

@@ -10,7 +10,7 @@
 #include "store/record.hpp"
 
 // The journal's live-set checkpoint, DATA_DIR/journal/live.ckpt (docs/storage.md,
-// "Checkpoint"): what SegmentReclaimer knows, as of a point in the journal (`covered_segment`,
+// "Live-set checkpoint"): what SegmentReclaimer knows, as of a point in the journal (`covered_segment`,
 // `covered_bytes`), so that recovery replays only what follows it. Written by the log store's
 // writer thread (temp file + fdatasync + rename + directory fsync), checksummed and versioned;
 // a checkpoint that does not decode or does not match the directory is not used (the journal

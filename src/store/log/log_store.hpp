@@ -184,7 +184,7 @@ class LogStore final : public Store {
   std::vector<iovec> iov_;
   std::string coalesced_;  // small frames copied together so one iovec carries many
 
-  // The live-set checkpoint (docs/storage.md, "Checkpoint"); the writer's.
+  // The live-set checkpoint (docs/storage.md, "Live-set checkpoint"); the writer's.
   bool checkpointing_ = false;
   bool checkpoint_disabled_ = false;  // an unresolved record: none is written until a restart
   bool checkpoint_due_ = false;       // something it would hold changed since the last one
