@@ -36,6 +36,21 @@ def test_fill_restart_drain_under_a_small_memory_budget(tmp_path):
     assert 0 < report["restart_listen_ms"] <= report["restart_start_ms"]
     check_memory(report["ready"])
     assert (report["received"], report["duplicates"], report["out_of_order"], report["missing"]) == (3000, 0, 0, 0)
+    assert report["restart_by"] == "SIGTERM"
+
+
+def test_a_crash_between_fill_and_drain_loses_nothing(tmp_path):
+    # Every receipted message comes back after a SIGKILL, from the live-set checkpoint and the
+    # journal written after it.
+    config = tmp_path / "carrier.toml"
+    config.write_text("[core]\nmemory_budget_bytes = 1048576\n")
+    data = tmp_path / "data"
+    proc = bench("--count", 3000, "--size", 512, "--config", config, "--window", 100, "--crash",
+                 "--data-dir", data, "--json", "-q")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["errors"] == [] and report["restart_by"] == "SIGKILL"
+    assert (report["received"], report["duplicates"], report["out_of_order"], report["missing"]) == (3000, 0, 0, 0)
 
 
 def test_a_backlog_left_in_a_running_broker_is_drained_by_a_second_run(broker_factory, unique):

@@ -192,8 +192,14 @@ void Backlog::fill() {
 }
 
 void Backlog::restart() {
-  progress("restart: stopping the broker");
-  (void)broker_.stop(std::chrono::seconds(120));
+  if (o_.crash) {
+    progress("restart: killing the broker (SIGKILL)");
+    broker_.kill();
+    r_.crashed = true;
+  } else {
+    progress("restart: stopping the broker");
+    (void)broker_.stop(std::chrono::seconds(120));
+  }
   (void)start(false);
 }
 
@@ -322,6 +328,7 @@ nlohmann::json to_json(const BacklogResult& r) {
           {"phases", phases},
           {"restart_listen_ms", backlog_maybe(r.restart_listen_ms)},
           {"restart_start_ms", backlog_maybe(r.restart_start_ms)},
+          {"restart_by", r.restart_listen_ms ? nlohmann::json(r.crashed ? "SIGKILL" : "SIGTERM") : nlohmann::json()},
           {"ready", backlog_memory_json(r.ready)},
           {"received", r.received},
           {"duplicates", r.duplicates},
@@ -381,6 +388,7 @@ void add_backlog_command(CLI::App& bench) {
   cmd->add_option("--prefetch", raw->o.prefetch, "The draining consumer's prefetch (default 1000)");
   cmd->add_flag("--no-fill", raw->no_fill, "Do not fill: drain what is there (--count of them)");
   cmd->add_flag("--no-restart", raw->no_restart, "Do not restart the broker between fill and drain");
+  cmd->add_flag("--crash", raw->o.crash, "Restart by SIGKILL right after the fill (a crash), not SIGTERM");
   cmd->add_flag("--no-drain", raw->no_drain, "Leave the backlog in the broker");
   add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, false);
   cmd->callback([raw] {

@@ -32,6 +32,7 @@ struct BacklogOptions {
   std::uint64_t count = 1000000;
   std::size_t size = 1024;
   bool fill = true, restart = true, drain = true;
+  bool crash = false;               // restart with SIGKILL instead of SIGTERM
   unsigned window = 1000;           // messages per receipt while filling
   unsigned prefetch = 1000;         // the consumer's credit while draining
   double start_timeout_s = 600;
@@ -51,6 +52,7 @@ struct BacklogResult {
   std::string command;
   std::vector<BacklogPhase> phases;
   std::optional<double> restart_listen_ms, restart_start_ms;
+  bool crashed = false;                // the restart was a SIGKILL (--crash)
   std::optional<MemorySample> ready;   // RSS once CONNECTED after the restart
   // The drain's check: sequence numbers are 0..count-1 as sent.
   std::uint64_t received = 0, duplicates = 0, out_of_order = 0, missing = 0;

@@ -323,6 +323,13 @@ bool BrokerProcess::stop(std::chrono::seconds grace) {
   return false;
 }
 
+void BrokerProcess::kill() {
+  if (pid_ < 0) return;
+  ::kill(-pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 std::optional<std::string> await_stomp_start(BrokerProcess& broker, const Address& a, const fs::path& log,
                                              const std::string& vhost, const std::string& login,
                                              const std::string& passcode, double timeout_s, StartTimes& times) {
