@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "base/result.hpp"
 #include "store/log/record_codec.hpp"
@@ -16,6 +18,13 @@ namespace carrier::store::log {
 // reclaimer first). Segment files stay open between calls until close_all(), so a batch of reads
 // from one segment opens it once; a segment deleted meanwhile is still readable through its
 // open descriptor, and one deleted before it was opened is Errc::not_found.
+//
+// Read-ahead: a frame is read with the bytes after it, up to kReadAheadBytes, and the next frame
+// asked for that lies whole in those bytes is decoded from them without a syscall (a scan reads
+// a lane's frames in store order, mostly back to back: one pread per 64 KiB instead of two per
+// frame). Bytes past what the writer had written when they were read may be missing or stale:
+// a frame that does not decode from the window is read again from the file, so the window can
+// cost a retry but never a wrong answer. close_all() drops it.
 // Runs on: the log store's reader thread, its only owner.
 class FrameReader {
  public:
@@ -36,11 +45,26 @@ class FrameReader {
 
   void close_all();
 
+  static constexpr std::size_t kReadAheadBytes = 64 * 1024;
+
+  // Frames decoded from the read-ahead window, and preads made (for tests and the store's stats).
+  std::uint64_t window_hits() const { return window_hits_; }
+  std::uint64_t preads() const { return preads_; }
+
  private:
   Result<int> descriptor(std::uint64_t segment);
+  // The frame at `offset` from the file, leaving up to kReadAheadBytes of it and what follows in
+  // the window.
+  Result<DecodedBatch> read_frame_from_file(int fd, std::uint64_t segment, std::uint64_t offset);
+  // The frame at `offset` if the window holds it whole and it decodes there.
+  std::optional<DecodedBatch> frame_in_window(std::uint64_t segment, std::uint64_t offset);
 
   std::filesystem::path dir_;
   std::map<std::uint64_t, int> open_;  // segment id -> O_RDONLY descriptor
+  std::uint64_t window_segment_ = 0;   // 0: empty
+  std::uint64_t window_offset_ = 0;
+  std::string window_;
+  std::uint64_t window_hits_ = 0, preads_ = 0;
 };
 
 // The message record of `queue` and `id` in a decoded batch (the last one, if the batch stores

@@ -83,6 +83,40 @@ TEST(FrameReader, ATruncatedFrameIsCorruptData) {
   EXPECT_EQ(got.error().code, Errc::corrupt_data) << got.error().to_string();
 }
 
+TEST(FrameReader, FramesBackToBackComeFromOneRead) {
+  TempDir dir;
+  auto w = write_three(dir.path());
+  FrameReader reader(journal_dir(dir.path()));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(reader.read_batch(1, w.offsets[i])) << i;
+  EXPECT_EQ(reader.preads(), 1u);
+  EXPECT_EQ(reader.window_hits(), 2u);
+  // close_all() drops the window with the descriptors.
+  reader.close_all();
+  ASSERT_TRUE(reader.read_batch(1, w.offsets[1]));
+  EXPECT_EQ(reader.preads(), 2u);
+  // Before where the window starts: the file again.
+  ASSERT_TRUE(reader.read_batch(1, w.offsets[0]));
+  EXPECT_EQ(reader.preads(), 3u);
+  EXPECT_EQ(reader.window_hits(), 2u);
+}
+
+// The window may hold the first bytes of a frame the writer was still writing: that frame is
+// read from the file once it is asked for, never decoded from what the window kept.
+TEST(FrameReader, AFrameHalfWrittenWhenTheWindowWasReadComesFromTheFile) {
+  TempDir dir;
+  auto w = write_three(dir.path());
+  const std::string whole = read_file(w.segment);
+  truncate_file(w.segment, w.offsets[2] + kBatchHeaderBytes + 3);
+  FrameReader reader(journal_dir(dir.path()));
+  ASSERT_TRUE(reader.read_batch(1, w.offsets[1]));
+  write_file(w.segment, whole);  // the writer finishes the third frame
+  auto third = reader.read_batch(1, w.offsets[2]);
+  ASSERT_TRUE(third) << third.error().to_string();
+  EXPECT_EQ((*third)[0].message->correlation_id, "corr-4");
+  EXPECT_EQ(reader.window_hits(), 0u);
+  EXPECT_EQ(reader.preads(), 2u);
+}
+
 // Through the store: damage found at read time fails only the items in that frame, with
 // corrupt_data; a record index past its batch is not_found.
 TEST(LogStoreRead, DamageFailsOnlyItsItems) {
