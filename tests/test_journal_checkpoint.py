@@ -8,23 +8,11 @@ acknowledged."""
 import re
 import shutil
 
-from helpers.wait import assert_stays, wait_for
+from helpers.journal import PERSISTENT, SMALL_SEGMENTS, drain_in_order, fill_segments
+from helpers.wait import wait_for
 
-PERSISTENT = {"persistent": "true"}
-SMALL_SEGMENTS = "[journal]\nsegment_bytes = 16384\n"
 SUMMARY = re.compile(r"recovered (\d+) live messages \([^)]*\) and (\d+) in (\d+) tails( \(from the live-set "
                      r"checkpoint\))? from (\d+) segments \((\d+) from their index, (\d+) read")
-
-
-def fill(producer, broker, queue, tag, minimum_segments):
-    """Persistent 1 KiB messages until the journal has `minimum_segments` segments."""
-    sent = []
-    while len(broker.segments()) < minimum_segments:
-        batch = [f"{tag}-{len(sent) + i:05d}-" + "c" * 1000 for i in range(20)]
-        producer.send_many(queue, batch, headers=PERSISTENT)
-        sent += batch
-        assert len(sent) < 5000, f"journal never rolled: {broker.segments()}"
-    return sent
 
 
 def summary(broker):
@@ -36,22 +24,11 @@ def summary(broker):
             "read": int(read)}
 
 
-def drain(stomp_client, broker, queue, expected):
-    consumer = stomp_client(broker)
-    consumer.subscribe(queue)
-    messages = consumer.wait_messages(len(expected), timeout=30)
-    assert_stays(lambda: consumer.count() == len(expected), 0.3,
-                 lambda: f"expected {len(expected)}, got {consumer.count()}")
-    consumer.disconnect()
-    got = [m.body for m in messages]
-    assert got == expected, "every message back, once, in order"
-
-
 def test_a_clean_restart_reads_no_segment(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
     producer = stomp_client(broker)
-    sent = fill(producer, broker, queue, "clean", 5)
+    sent = fill_segments(producer, broker, queue, 5, tag="clean")
     producer.disconnect()
     assert broker.stop() == 0
     assert broker.checkpoint.exists(), "no live-set checkpoint after a clean stop"
@@ -61,21 +38,21 @@ def test_a_clean_restart_reads_no_segment(broker_factory, stomp_client, unique):
     assert s["from_checkpoint"], broker.log()
     assert s["segments"] == 0 and s["read"] == 0 and s["indexed"] == 0, broker.log()
     assert s["tail_messages"] == len(sent) and s["live"] == 0, broker.log()
-    drain(stomp_client, broker, queue, sent)
+    drain_in_order(stomp_client, broker, queue, sent)
 
     # What was acknowledged stays gone across the next restart too.
     assert broker.stop() == 0
     broker.start()
     s = summary(broker)
     assert s["from_checkpoint"] and s["tail_messages"] == 0 and s["live"] == 0, broker.log()
-    drain(stomp_client, broker, queue, [])
+    drain_in_order(stomp_client, broker, queue, [])
 
 
 def test_a_crash_replays_only_what_followed_the_checkpoint(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
     producer = stomp_client(broker)
-    first = fill(producer, broker, queue, "before", 4)
+    first = fill_segments(producer, broker, queue, 4, tag="before")
     # A checkpoint is written by the journal's writer, at most once a second, when a batch comes
     # after what it would hold changed: send until one covering the fill is on disk.
     before = broker.checkpoint.stat().st_mtime_ns
@@ -104,14 +81,14 @@ def test_a_crash_replays_only_what_followed_the_checkpoint(broker_factory, stomp
     assert s["read"] < len(broker.segments()), f"every segment was read:\n{broker.log()}"
     acked = {m.body for m in taken}
     assert acked == set(first[:10])
-    drain(stomp_client, broker, queue, first[10:] + extra + later)
+    drain_in_order(stomp_client, broker, queue, first[10:] + extra + later)
 
 
 def test_a_damaged_checkpoint_is_replaced_by_a_full_replay(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
     producer = stomp_client(broker)
-    sent = fill(producer, broker, queue, "damaged", 4)
+    sent = fill_segments(producer, broker, queue, 4, tag="damaged")
     producer.disconnect()
     assert broker.stop() == 0
     data = bytearray(broker.checkpoint.read_bytes())
@@ -122,19 +99,19 @@ def test_a_damaged_checkpoint_is_replaced_by_a_full_replay(broker_factory, stomp
     assert "not using the live-set checkpoint" in broker.log(), broker.log()
     s = summary(broker)
     assert not s["from_checkpoint"] and s["live"] + s["tail_messages"] == len(sent), broker.log()
-    drain(stomp_client, broker, queue, sent)
+    drain_in_order(stomp_client, broker, queue, sent)
     # The replay wrote a sound checkpoint again.
     assert broker.stop() == 0
     broker.start()
     assert summary(broker)["from_checkpoint"], broker.log()
-    drain(stomp_client, broker, queue, [])
+    drain_in_order(stomp_client, broker, queue, [])
 
 
 def test_an_outdated_checkpoint_does_not_bring_back_acknowledged_messages(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
     producer = stomp_client(broker)
-    sent = fill(producer, broker, queue, "old", 4)
+    sent = fill_segments(producer, broker, queue, 4, tag="old")
     producer.disconnect()
     assert broker.stop() == 0
     outdated = broker.workdir / "live.ckpt.outdated"
@@ -159,4 +136,4 @@ def test_an_outdated_checkpoint_does_not_bring_back_acknowledged_messages(broker
     broker.start()
     # Used with the journal written after it, or refused for the segments gone since: either
     # way the acknowledged half stays gone.
-    drain(stomp_client, broker, queue, sent[half:] + later)
+    drain_in_order(stomp_client, broker, queue, sent[half:] + later)

@@ -3,35 +3,8 @@ DATA_DIR/journal/NNNN.idx, a restart applies the indexes instead of reading thos
 damaged or missing index files make it read the segments instead (the journal stays the source
 of truth) with every message back, in order, and the index files written again."""
 
-from helpers.wait import assert_stays, wait_for
-
-PERSISTENT = {"persistent": "true"}
-SMALL_SEGMENTS = "[journal]\nsegment_bytes = 16384\n"
-
-
-def fill_segments(broker, stomp_client, queue, minimum_segments):
-    """Sends persistent 1 KiB messages until the journal has at least `minimum_segments`
-    segment files; returns the bodies sent."""
-    producer = stomp_client(broker)
-    sent = []
-    while len(broker.segments()) < minimum_segments:
-        batch = [f"idx-{len(sent) + i:05d}-" + "i" * 1000 for i in range(20)]
-        producer.send_many(queue, batch, headers=PERSISTENT)
-        sent += batch
-        assert len(sent) < 5000, f"journal never rolled: {broker.segments()}"
-    producer.disconnect()
-    return sent
-
-
-def drain(stomp_client, broker, queue, expected):
-    consumer = stomp_client(broker)
-    consumer.subscribe(queue)
-    messages = consumer.wait_messages(len(expected), timeout=30)
-    assert_stays(lambda: consumer.count() == len(expected), 0.3,
-                 lambda: f"expected {len(expected)}, got {consumer.count()}")
-    consumer.disconnect()
-    assert [m.body for m in messages] == expected, "every message back, once, in order"
-
+from helpers.journal import SMALL_SEGMENTS, drain_in_order, fill_segments
+from helpers.wait import wait_for
 
 def index_of(segment):
     return segment.with_suffix(".idx")
@@ -40,7 +13,9 @@ def index_of(segment):
 def test_restart_applies_the_indexes_of_closed_segments(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
-    sent = fill_segments(broker, stomp_client, queue, 4)
+    producer = stomp_client(broker)
+    sent = fill_segments(producer, broker, queue, 4, tag="idx")
+    producer.disconnect()
     broker.kill()
     # A live-set checkpoint written after the last roll would spare the indexes too.
     broker.checkpoint.unlink(missing_ok=True)
@@ -52,13 +27,15 @@ def test_restart_applies_the_indexes_of_closed_segments(broker_factory, stomp_cl
     wait_for(lambda: "from their index" in broker.log(), 10, "the recovery summary line")
     summary = [line for line in broker.log().splitlines() if "recovered" in line and "from their index" in line]
     assert summary and f"{len(closed)} from their index" in summary[-1], broker.log()
-    drain(stomp_client, broker, queue, sent)
+    drain_in_order(stomp_client, broker, queue, sent)
 
 
 def test_damaged_and_missing_indexes_fall_back_to_the_segments(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
-    sent = fill_segments(broker, stomp_client, queue, 5)
+    producer = stomp_client(broker)
+    sent = fill_segments(producer, broker, queue, 5, tag="idx")
+    producer.disconnect()
     assert broker.stop() == 0
     closed = broker.segments()[:-1]
     good = {s: index_of(s).read_bytes() for s in closed}
@@ -78,4 +55,4 @@ def test_damaged_and_missing_indexes_fall_back_to_the_segments(broker_factory, s
     for s in closed:
         assert index_of(s).read_bytes() == good[s], f"{index_of(s).name} was not rewritten as written at roll"
     assert not (broker.journal_dir / (index_of(damaged).name + ".tmp")).exists()
-    drain(stomp_client, broker, queue, sent)
+    drain_in_order(stomp_client, broker, queue, sent)

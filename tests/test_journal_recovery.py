@@ -6,11 +6,9 @@ import signal
 
 import pytest
 
+from helpers.journal import PERSISTENT, SMALL_SEGMENTS, fill_segments
 from helpers.metrics import metric
 from helpers.wait import assert_stays, wait_for
-
-PERSISTENT = {"persistent": "true"}
-SMALL_SEGMENTS = "[journal]\nsegment_bytes = 16384\n"
 
 
 def bodies(n, prefix="p"):
@@ -102,23 +100,10 @@ def test_torn_tail_is_tolerated(broker, stomp_client, unique):
     assert [m.body for m in drain(stomp_client, broker, queue, 1)] == ["after the tear"]
 
 
-def fill_segments(broker, stomp_client, queue, minimum_segments):
-    """Sends persistent 1 KiB messages until the journal has at least `minimum_segments`
-    segment files; returns the bodies sent."""
-    producer = stomp_client(broker)
-    sent = []
-    while len(broker.segments()) < minimum_segments:
-        batch = [f"fill-{len(sent) + i:05d}-" + "f" * 1000 for i in range(20)]
-        producer.send_many(queue, batch, headers=PERSISTENT)
-        sent += batch
-        assert len(sent) < 5000, f"journal never rolled: {broker.segments()}"
-    return sent
-
-
 def test_corruption_in_the_middle_stops_startup(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
-    sent = fill_segments(broker, stomp_client, queue, 3)
+    sent = fill_segments(stomp_client(broker), broker, queue, 3)
     assert broker.stop() == 0
     segments = broker.segments()
     victim = segments[0]
@@ -154,7 +139,7 @@ def test_corruption_in_the_middle_stops_startup(broker_factory, stomp_client, un
 def test_damage_in_an_indexed_segment_shows_when_its_messages_are_read(broker_factory, stomp_client, unique):
     broker = broker_factory(config=SMALL_SEGMENTS)
     queue = unique()
-    sent = fill_segments(broker, stomp_client, queue, 3)
+    sent = fill_segments(stomp_client(broker), broker, queue, 3)
     assert broker.stop() == 0
     victim = broker.segments()[0]
     assert victim.with_suffix(".idx").exists(), f"no index beside the closed segment {victim.name}"
