@@ -107,8 +107,12 @@ class FrameReadBack {
 // from an index is read back by location at the visit.
 class ReplayState {
  public:
-  ReplayState(SegmentReclaimer& reclaimer, const RecoverOptions& options)
-      : reclaimer_(reclaimer), options_(options) {}
+  // `trust_refs` false (skip_corrupt): an ack's or delivered record's StoredRef is not used, the
+  // copy is found by queue and id. A skipped damaged stretch of a segment shifts the ordinals of
+  // the records after it, so a ref to one of them would miss its copy (and an acked message come
+  // back); nothing is known by position alone there, as no checkpoint is used in that mode.
+  ReplayState(SegmentReclaimer& reclaimer, const RecoverOptions& options, bool trust_refs)
+      : reclaimer_(reclaimer), options_(options), trust_refs_(trust_refs) {}
 
   void on_message(std::uint64_t segment, std::uint64_t offset, std::string_view queue, model::MessageId id,
                   model::MessagePtr message, const MessageSummary& summary) {
@@ -155,7 +159,8 @@ class ReplayState {
   }
 
   // Every record goes to the reclaimer, live or not: it numbers the segment's records.
-  void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id, const StoredRef& at) {
+  void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id, const StoredRef& named) {
+    const StoredRef at = trust_refs_ ? named : StoredRef{};
     if (reclaimer_.on_ack(segment, queue, id, at).unresolved) ++unresolved_;
     const auto q = names_.find(queue);
     if (!q) return;  // its segment is gone, or acked twice: harmless
@@ -169,7 +174,8 @@ class ReplayState {
   }
 
   void on_delivered(std::uint64_t segment, std::string_view queue, model::MessageId id, std::uint32_t count,
-                    const StoredRef& at) {
+                    const StoredRef& named) {
+    const StoredRef at = trust_refs_ ? named : StoredRef{};
     if (reclaimer_.on_delivered(segment, queue, id, count, at).unresolved) ++unresolved_;
     const auto q = names_.find(queue);
     if (!q) return;
@@ -339,6 +345,7 @@ class ReplayState {
 
   SegmentReclaimer& reclaimer_;
   const RecoverOptions& options_;
+  bool trust_refs_ = true;
   QueueNameTable names_;  // never released while replaying: decided_ is by index
   QueueMessageTable<Position> index_;
   ChunkedVector<Entry> entries_;
@@ -450,7 +457,7 @@ Result<std::optional<RecoveredJournal>> recover_once(const std::filesystem::path
   result.emplace();
   RecoveredJournal& out = *result;
   if (classify) out.reclaimer.classify(options.summary_only);
-  ReplayState state(out.reclaimer, options);
+  ReplayState state(out.reclaimer, options, mode == RecoveryMode::strict);
   RecoveryReport& report = out.report;
   if (!files.empty()) out.next_segment_id = files.back().id + 1;
 

@@ -117,6 +117,26 @@ TEST_F(Recovery, SkipCorruptDropsOnlyTheDamagedBatch) {
             (std::vector<std::string>{"corr-1", "corr-3", "corr-4"}));
 }
 
+// A skipped damaged stretch shifts the ordinals of the records after it in its segment, so an
+// ack naming its copy by position would miss it: skip_corrupt finds the copy by queue and id.
+TEST_F(Recovery, SkipCorruptFindsAnAckedCopyByIdWhenDamageShiftedItsPosition) {
+  auto o = options();
+  o.recovery = RecoveryMode::skip_corrupt;
+  auto second = make_message(2);
+  write_journal(o, {one_message(1), {Record::added("queue:q", second)}, one_message(3)});
+  const auto file = only_segment(o);
+  const auto offsets = frame_offsets(file);
+  // The ack of corr-2 names where it was written: the segment's second record.
+  const StoredRef at{Location{1, static_cast<std::uint32_t>(offsets[1]), 1}, second->priority,
+                     static_cast<std::uint32_t>(second->footprint())};
+  write_journal(o, {{Record::acked("queue:q", second->id, at)}});
+  flip_byte(file, offsets[0] + kBatchHeaderBytes + 3);  // corr-1's payload
+  auto r = reopen(o);
+  ASSERT_TRUE(r.status) << r.status.error().to_string();
+  EXPECT_EQ(correlation_ids(r.messages), (std::vector<std::string>{"corr-3"}));
+  EXPECT_EQ(r.report.skipped_batches, 1u);
+}
+
 TEST_F(Recovery, DamageAtTheEndOfAnOlderSegmentIsCorruption) {
   auto o = options(200);  // a segment per message
   write_journal(o, {one_message(1), one_message(2), one_message(3)});
