@@ -152,4 +152,25 @@ Status write_from_start(int fd, const std::string& bytes, const std::filesystem:
   return ok();
 }
 
+Status replace_file(const std::filesystem::path& dir, const std::filesystem::path& path,
+                    const std::filesystem::path& temp, const std::string& bytes, bool sync) {
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + std::strerror(errno));
+  Status st = write_from_start(fd, bytes, temp);
+  if (st && sync && ::fdatasync(fd) != 0) {
+    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (st && ::rename(temp.c_str(), path.c_str()) != 0) {
+    st = unexpected(Errc::io_error, "cannot rename " + temp.string() + " to " + path.filename().string() + ": " +
+                                        std::strerror(errno));
+  }
+  if (!st) {
+    ::unlink(temp.c_str());
+    return st;
+  }
+  if (sync) return sync_directory(dir);
+  return ok();
+}
+
 }  // namespace carrier::store::log

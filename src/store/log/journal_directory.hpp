@@ -53,6 +53,12 @@ Status sync_directory(const std::filesystem::path& dir);
 // `path` and the offset. A write that makes no progress is ENOSPC.
 Status write_from_start(int fd, const std::string& bytes, const std::filesystem::path& path);
 
+// Replaces `path` (in `dir`) with `bytes` whole or not at all: writes `temp`, fdatasyncs it,
+// renames it over `path` and fsyncs `dir` (the syncs only with `sync`); on failure `temp` is
+// removed and `path` left as it was. What segment indexes and the live-set checkpoint use.
+Status replace_file(const std::filesystem::path& dir, const std::filesystem::path& path,
+                    const std::filesystem::path& temp, const std::string& bytes, bool sync);
+
 // An exclusive flock() on journal_dir/LOCK for the store's lifetime: two brokers appending to
 // one journal would interleave frames. Released by release() or the destructor.
 class JournalLock {

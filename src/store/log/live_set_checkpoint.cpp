@@ -234,23 +234,7 @@ Status write_checkpoint_file(const std::filesystem::path& dir, const LiveSetChec
   const auto path = checkpoint_path(dir);
   auto temp = path;
   temp += ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + std::strerror(errno));
-  Status st = write_from_start(fd, encode_checkpoint(c), temp);
-  if (st && sync && ::fdatasync(fd) != 0) {
-    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (st && ::rename(temp.c_str(), path.c_str()) != 0) {
-    st = unexpected(Errc::io_error, "cannot rename " + temp.string() + " to " + path.filename().string() + ": " +
-                                        std::strerror(errno));
-  }
-  if (!st) {
-    ::unlink(temp.c_str());
-    return st;
-  }
-  if (sync) return sync_directory(dir);
-  return ok();
+  return replace_file(dir, path, temp, encode_checkpoint(c), sync);
 }
 
 Result<LiveSetCheckpoint> load_checkpoint_file(const std::filesystem::path& dir) {

@@ -18,23 +18,7 @@ Status write_index_file(const std::filesystem::path& dir, const SegmentIndexBuil
                         std::uint64_t segment_bytes, bool sync) {
   const auto temp = index_temp_path(dir, builder.segment_id());
   const auto path = index_path(dir, builder.segment_id());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return unexpected(Errc::io_error, "cannot create " + temp.string() + ": " + std::strerror(errno));
-  Status st = write_from_start(fd, builder.encode(segment_bytes), temp);
-  if (st && sync && ::fdatasync(fd) != 0) {
-    st = unexpected(Errc::io_error, "fdatasync of " + temp.string() + " failed: " + std::strerror(errno));
-  }
-  ::close(fd);
-  if (st && ::rename(temp.c_str(), path.c_str()) != 0) {
-    st = unexpected(Errc::io_error, "cannot rename " + temp.string() + " to " + path.filename().string() + ": " +
-                                        std::strerror(errno));
-  }
-  if (!st) {
-    ::unlink(temp.c_str());
-    return st;
-  }
-  if (sync) return sync_directory(dir);
-  return ok();
+  return replace_file(dir, path, temp, builder.encode(segment_bytes), sync);
 }
 
 Result<SegmentIndex> load_index_file(const std::filesystem::path& dir, std::uint64_t segment_id,
