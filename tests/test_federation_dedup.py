@@ -20,12 +20,16 @@ def restart_hard(node):
 def test_push_repeated_after_sigkill_is_a_duplicate(broker_factory, stomp_client):
     b = Node(broker_factory, "b")
     consumer = stomp_client(b.broker.port)
-    consumer.subscribe("/queue/dd")
+    consumer.subscribe("/queue/dd", ack="client-individual")
     peer = RawPeer(b.fed_port)
     ids = [os.urandom(16) for _ in range(5)]
     for i, msg_id in enumerate(ids):
         assert peer.push(msg_id, "dd", f"d-{i}") == "ok"
-    wait_for(lambda: consumer.count() == 5, 10)  # consumed (auto ack): gone from the store
+    # Consumed and acknowledged: an ACK's receipt comes once the ack is durable, so the messages
+    # are gone from the store before the SIGKILL. (An auto ack is written without being waited
+    # for: a SIGKILL right after the delivery could bring the message back.)
+    for message in consumer.wait_messages(5):
+        consumer.ack(message)
     restart_hard(b)
     consumer = stomp_client(b.broker.port)
     consumer.subscribe("/queue/dd")
