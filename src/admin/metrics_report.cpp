@@ -98,6 +98,10 @@ std::string render_metrics(const MetricsInput& in, const MetricsOptions& options
              "Messages moved to a dead-letter queue, or dropped for want of one", c.dead_lettered);
   out.scalar("carrier_messages_paged_out_total", "counter",
              "Persistent messages that left memory past core.memory_budget_bytes (kept in the store)", c.paged_out);
+  out.scalar("carrier_messages_spilled_total", "counter",
+             "Non-persistent messages written to the store past core.memory_budget_bytes so that they could leave "
+             "memory (dead after a restart)",
+             c.spilled);
   out.scalar("carrier_messages_paged_in_total", "counter", "Paged messages read back from the store", c.paged_in);
   out.scalar("carrier_page_in_missing_total", "counter",
              "Paged messages found gone when read back (acked or removed meanwhile)", c.page_in_missing);

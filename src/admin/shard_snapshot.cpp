@@ -83,6 +83,7 @@ ShardSnapshot merge(std::vector<ShardSnapshot> shards) {
     c.paged_in += s.counters.paged_in;
     c.page_in_missing += s.counters.page_in_missing;
     c.page_in_failed += s.counters.page_in_failed;
+    c.spilled += s.counters.spilled;
     c.publish_to_deliver.merge(s.counters.publish_to_deliver);
     auto& t = all.stats;
     t.queues += s.stats.queues;

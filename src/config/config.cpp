@@ -254,6 +254,8 @@ constexpr Key kCoreKeys[] = {
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_limit_bytes); }},
     {"memory_budget_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.memory_budget_bytes); }},
+    {"page_non_persistent",
+     [](const Field& f, Config& c) { return assign(read_bool(f), c.core.page_non_persistent); }},
     {"subscriber_backlog_bytes",
      [](const Field& f, Config& c) { return assign(read_integer(f, 0, kInt64Max), c.core.subscriber_backlog_bytes); }},
     {"subscriber_backlog_overflow",

@@ -152,7 +152,7 @@ void Broker::commit(Transaction tx, Completion done) {
   router_.plan(router_.admit(std::move(tx.sends), later, batch), to_queues, to_private, retained, batch);
   for (const auto& a : tx.acks) {
     auto it = subscriptions_.find(a.consumer);
-    if (it == subscriptions_.end() || it->second.topic_private || !a.message || !a.message->persistent) continue;
+    if (it == subscriptions_.end() || it->second.topic_private || !a.message || !a.message->stored()) continue;
     const NamedEntry* named = named_.find(it->second.subscription_name);
     const bool queue = it->second.queue_key.starts_with(model::QueueKey::prefix(model::QueueKind::queue));
     if (!queue && named == nullptr) continue;

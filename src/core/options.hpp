@@ -52,6 +52,10 @@ struct Options {
   // back ahead of the consumers); 0: never. The config makes its default a quarter of the
   // machine's memory (config::default_memory_budget_bytes); serve sets 0 for the memory store.
   std::uint64_t memory_budget_bytes = 0;
+  // Past the budget, non-persistent messages for queues and durable subscriptions are written
+  // to the store too (spilled) so they can leave memory; false keeps them in memory, held back
+  // by memory_limit_bytes (docs/storage.md, "Non-persistent messages past the budget").
+  bool page_non_persistent = true;
   // The furthest ahead a producer may schedule a message (`delay`, `deliver-at`); further is refused.
   std::uint64_t max_schedule_delay_ms = 31'536'000'000;  // 365 days
   std::size_t max_selector_bytes = 4096;   // a longer SUBSCRIBE selector is refused (at most 65536)

@@ -98,9 +98,10 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
   const auto now = shard_.now_ms();
   Status outcome = ok();
   store::Batch batch;
+  store::Batch spilled;
   std::vector<std::string> dirty;
   for (auto& r : messages) {
-    const auto& m = r.message;
+    auto& m = r.message;
     if (starts_with(r.key, kTempQueuePrefix) && !queues_.contains(r.key)) {
       if (outcome) {
         outcome = unexpected(Errc::not_found,
@@ -110,7 +111,7 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
     }
     if (starts_with(r.key, kSubscriptionPrefix) && !queues_.contains(r.key)) {
       // The subscription went away while the message was on its way.
-      if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      if (m->stored()) batch.push_back(store::Record::acked(r.key, m->id));
       continue;
     }
     if (m->deliver_at_ms > now) {
@@ -124,7 +125,7 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
     if (!may_open(r.key)) {
       if (outcome) outcome = destinations_exhausted(m->destination.uri());
       // Stored before it was routed (as for a full queue): forgotten again.
-      if (m->persistent) batch.push_back(store::Record::acked(r.key, m->id));
+      if (m->stored()) batch.push_back(store::Record::acked(r.key, m->id));
       continue;
     }
     auto& oq = open(r.key);
@@ -155,17 +156,20 @@ void OwnedQueues::enqueue(std::vector<Routed> messages, Completion verdict) {
                                  std::to_string(policy.max_messages) + ", max_bytes " + std::to_string(policy.max_bytes) + ")");
       }
       // Its location may have come first (routed once durable): the ack names that copy.
-      if (oq.stored && m->persistent) batch.push_back(store::Record::acked(r.key, m->id, stored_ref(&oq, *m)));
+      if (oq.stored && m->stored()) batch.push_back(store::Record::acked(r.key, m->id, stored_ref(&oq, *m)));
       continue;
     }
+    m = spill_if_due(r.key, oq, m, spilled);
     q.enqueue(m);
     shard_.account_hold(*m);
     // Behind a cold tail and already located (routed once durable): it joins the tail now.
-    if (m->persistent && q.holding(m->priority)) {
+    if (m->stored() && q.holding(m->priority)) {
       if (const auto at = located(oq, *m); at.valid() && join_cold(oq, m->id, at)) forget_location(oq, m->id);
     }
     if (dirty.empty() || dirty.back() != r.key) dirty.push_back(r.key);
   }
+  // Before anything is dispatched: a spilled message's record goes ahead of its ack.
+  if (!spilled.empty()) append_locating(std::move(spilled), [](Status) {});
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   for (const auto& key : dirty) {
@@ -435,7 +439,8 @@ void OwnedQueues::set_durable(const std::string& key, bool durable, store::Batch
   // The messages it holds enter (or leave) the store with it. Leaving, none is paged: the
   // caller read them back first (page_in_all); any still paged stays where it is stored.
   oq.queue->for_each([&](const Queue::Entry& e) {
-    if (!e.message || !e.message->persistent) return;
+    // Entering, only persistent ones are stored; leaving, spilled ones go too.
+    if (!e.message || !(durable ? e.message->persistent : e.message->stored())) return;
     batch.push_back(durable ? store::Record::added(key, e.message)
                             : store::Record::acked(key, e.message->id, stored_ref(&oq, *e.message)));
   });
@@ -474,10 +479,10 @@ void OwnedQueues::release(const std::string& key, bool stored, const std::vector
   if (!pageable_.empty() && pageable_.contains(key)) oq = find(key);
   for (const auto& m : gone) {
     // Looked up before it is forgotten: the ack names the copy it removes.
-    const auto ref = stored && m->persistent ? stored_ref(oq, *m) : store::StoredRef{};
+    const auto ref = stored && m->stored() ? stored_ref(oq, *m) : store::StoredRef{};
     if (oq != nullptr) forget_location(*oq, m->id);
     shard_.account_release(*m);
-    if (stored && m->persistent) batch.push_back(store::Record::acked(key, m->id, ref));
+    if (stored && m->stored()) batch.push_back(store::Record::acked(key, m->id, ref));
   }
 }
 

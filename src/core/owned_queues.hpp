@@ -164,6 +164,12 @@ class OwnedQueues {
   bool cold_capable(const std::string& key, const OwnedQueue& oq) const {
     return paging() && oq.stored && shard_.store.can_scan() && pageable_key(key);
   }
+  // A non-persistent message for a cold-capable queue is spilled (docs/storage.md,
+  // "Non-persistent messages past the budget") while the broker is over its budget or its lane
+  // has a cold tail (it then keeps its place behind the tail): a flagged copy, its record added
+  // to `records` (appended located by the caller before it can be acked). Otherwise `m` itself.
+  model::MessagePtr spill_if_due(const std::string& key, const OwnedQueue& oq, const model::MessagePtr& m,
+                                 store::Batch& records);
   // Issues the queue's next scan if it needs one (consumers near the tail, drops owed, or an
   // operator's work reading the whole tail).
   void read_cold(const std::string& key, OwnedQueue& oq);

@@ -28,7 +28,7 @@ void Queue::enqueue(MessagePtr message) {
   Entry e;
   e.message = std::move(message);
   e.seq = next_seq_++;
-  if (e.message->persistent && holding(e.priority())) {
+  if (e.message->stored() && holding(e.priority())) {
     // Behind a cold tail: out of dispatch until it is located and joins the tail.
     ++held_count_;
     held_bytes_ += e.footprint();
@@ -44,7 +44,7 @@ void Queue::restore(MessagePtr message, std::uint32_t delivery_count) {
   e.seq = next_seq_++;
   e.delivery_count = delivery_count;
   e.redelivered = delivery_count > 0;
-  if (e.message->persistent && holding(e.priority())) {
+  if (e.message->stored() && holding(e.priority())) {
     ++held_count_;
     held_bytes_ += e.footprint();
     cold_for(e.priority()).held.push_back(std::move(e));
@@ -472,7 +472,8 @@ MessagePtr Queue::page(Entry& e, store::Location at) {
   auto paged = std::make_unique<Paged>();
   paged->summary = store::MessageSummary{m.id,           m.priority,    m.persistent,
                                          m.timestamp_ms, m.expires_ms,  m.deliver_at_ms,
-                                         static_cast<std::uint32_t>(std::min<std::size_t>(m.footprint(), UINT32_MAX))};
+                                         static_cast<std::uint32_t>(std::min<std::size_t>(m.footprint(), UINT32_MAX)),
+                                         m.spilled};
   paged->location = at;
   // ready_bytes_ keeps counting the footprint: the summary says what the message weighs.
   ready_bytes_ -= m.footprint();
@@ -502,7 +503,7 @@ std::vector<MessagePtr> Queue::page_out(std::size_t keep_head, const Locator& wh
       // Everything before it was paged by an earlier call, or arrived since the head was read
       // back: either way not this walk's to visit again.
       if (e.is_paged()) break;
-      if (!e.message->persistent) continue;
+      if (!e.message->stored()) continue;
       const auto at = where(*e.message);
       if (!at.valid()) continue;  // not durable yet: a later call pages it
       out.push_back(page(e, at));
@@ -519,7 +520,7 @@ std::vector<MessagePtr> Queue::page_out_again(std::span<const PageRead> entries,
     if (r.lane >= ready_.size() || !ready_[r.lane]) continue;
     auto& lane = *ready_[r.lane];
     auto it = std::lower_bound(lane.begin(), lane.end(), r.seq, [](const Entry& e, std::uint64_t s) { return e.seq < s; });
-    if (it == lane.end() || it->seq != r.seq || it->is_paged() || !it->message->persistent) continue;
+    if (it == lane.end() || it->seq != r.seq || it->is_paged() || !it->message->stored()) continue;
     std::size_t ahead = static_cast<std::size_t>(it - lane.begin());
     for (auto p = ready_.size(); p-- > r.lane + 1;) ahead += ready_[p] ? ready_[p]->size() : 0;
     if (ahead < keep_head) continue;

@@ -76,7 +76,7 @@ class Queue {
     std::size_t priority() const { return std::min<std::size_t>(message ? message->priority : paged->summary.priority, 9); }
     std::int64_t expires_ms() const { return message ? message->expires_ms : paged->summary.expires_ms; }
     std::int64_t timestamp_ms() const { return message ? message->timestamp_ms : paged->summary.timestamp_ms; }
-    bool persistent() const { return message ? message->persistent : paged->summary.persistent; }
+    bool stored() const { return message ? message->stored() : paged->summary.persistent || paged->summary.spilled; }
     // What the entry counts in ready_bytes: the message's footprint, in memory or not.
     std::size_t footprint() const { return message ? message->footprint() : paged->summary.footprint; }
   };

@@ -85,7 +85,7 @@ std::vector<Queue::WentCold> Queue::go_cold(std::size_t keep_head, const Locator
   for (std::size_t p = 0; p < ready_.size(); ++p) {
     if (!ready_[p]) continue;
     auto& lane = *ready_[p];
-    std::vector<std::size_t> unlocated;  // persistent, not durable yet: held if behind the tail
+    std::vector<std::size_t> unlocated;  // stored, not durable yet: held if behind the tail
     // Below this seq every consumer (all selective) refused every entry of the lane.
     std::uint64_t refused_upto = 0;
     if (!consumers_.empty() && selective_consumers_ == consumers_.size()) {
@@ -97,7 +97,7 @@ std::vector<Queue::WentCold> Queue::go_cold(std::size_t keep_head, const Locator
     for (std::size_t i = lane.size(); i-- > 0;) {
       if (ahead[p] + i < keep_head) break;
       Entry& e = lane[i];
-      if (!e.message || !e.message->persistent) continue;  // paged and non-persistent ones stay
+      if (!e.message || !e.message->stored()) continue;  // paged and unstored non-persistent ones stay
       const auto at = where(*e.message);
       if (!at.valid()) {
         unlocated.push_back(i);

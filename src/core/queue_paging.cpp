@@ -150,6 +150,19 @@ void OwnedQueues::append_locating(store::Batch batch, Completion done) {
   });
 }
 
+model::MessagePtr OwnedQueues::spill_if_due(const std::string& key, const OwnedQueue& oq, const model::MessagePtr& m,
+                                            store::Batch& records) {
+  if (m->stored() || !shard_.options.page_non_persistent || !cold_capable(key, oq)) return m;
+  if (!shard_.memory->over_budget() && !oq.queue->holding(m->priority)) return m;
+  // A copy per queue: the same message may sit unspilled in other queues (private topic
+  // subscriptions, a non-durable shared one).
+  auto copy = std::make_shared<model::Message>(*m);
+  copy->spilled = true;
+  records.push_back(store::Record::added(key, copy));
+  ++shard_.counters.spilled;
+  return copy;
+}
+
 void OwnedQueues::page_if_over_budget() {
   if (!paging() || !shard_.memory->over_budget()) return;
   std::int64_t freed = 0;
@@ -315,14 +328,14 @@ void OwnedQueues::release_entries(const std::string& key, bool stored, std::vect
   for (auto& e : gone) {
     if (e.empty()) continue;
     // Looked up before the location is forgotten: the ack names the copy it removes.
-    const auto ref = stored && e.persistent() ? stored_ref(oq, e) : store::StoredRef{};
+    const auto ref = stored && e.stored() ? stored_ref(oq, e) : store::StoredRef{};
     if (e.is_paged()) {
       shard_.account(-kPagedEntryBytes);
     } else {
       shard_.account_release(*e.message);
       if (oq != nullptr) forget_location(*oq, e.message->id);
     }
-    if (stored && e.persistent()) batch.push_back(store::Record::acked(key, e.id(), ref));
+    if (stored && e.stored()) batch.push_back(store::Record::acked(key, e.id(), ref));
   }
 }
 

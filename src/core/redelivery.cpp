@@ -47,7 +47,7 @@ void Redelivery::handle_returned(const std::string& key, Queue& queue, bool stor
       incarnation = oq->incarnation;
     }
     // Its location stays known while it waits: a cold tail's scan skips it, its ack names it.
-    const auto ref = stored && e.message->persistent ? queues_.stored_ref(key, *e.message) : store::StoredRef{};
+    const auto ref = stored && e.message->stored() ? queues_.stored_ref(key, *e.message) : store::StoredRef{};
     if (ref.known()) queues_.note_delayed(key, e.message->id, true);
     shard_.at(now + delay, [this, key, e, stored, incarnation, ref]() mutable {
       // The queue may be gone (a private subscription closed, a temporary queue deleted).
@@ -64,7 +64,7 @@ void Redelivery::handle_returned(const std::string& key, Queue& queue, bool stor
       }
       if (q == nullptr) {
         shard_.account_release(*e.message);
-        if (stored && e.message->persistent) {
+        if (stored && e.message->stored()) {
           shard_.store.append({store::Record::acked(key, e.message->id, ref)}, [](Status) {});
         }
         return;
@@ -93,9 +93,9 @@ void Redelivery::dead_letter(const std::string& key, bool stored, Queue::Entry e
   shard_.account_release(m);
   ++shard_.counters.dead_lettered;
   // The ack names the copy it removes (and the location leaves the map with the message).
-  const auto ref = stored && m.persistent ? queues_.take_stored_ref(key, m) : store::StoredRef{};
+  const auto ref = stored && m.stored() ? queues_.take_stored_ref(key, m) : store::StoredRef{};
   if (policy.dead_letter_queue.empty()) {
-    if (stored && m.persistent) batch.push_back(store::Record::acked(key, m.id, ref));
+    if (stored && m.stored()) batch.push_back(store::Record::acked(key, m.id, ref));
     return;
   }
   std::string dlq = policy.dead_letter_queue;
@@ -110,7 +110,7 @@ void Redelivery::dead_letter(const std::string& key, bool stored, Queue::Entry e
   auto dlq_key = copy->destination.key();
   // One batch: gone from the source and present in the DLQ together, never both, never neither.
   // A DLQ that is the queue itself stores the key again: the ack, first, names the old copy.
-  if (m.persistent) {
+  if (m.stored()) {
     if (stored) batch.push_back(store::Record::acked(key, m.id, ref));
     batch.push_back(store::Record::added(dlq_key, copy));
   }

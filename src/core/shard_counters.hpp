@@ -46,6 +46,9 @@ struct ShardCounters {
   std::uint64_t paged_in = 0;
   std::uint64_t page_in_missing = 0;
   std::uint64_t page_in_failed = 0;
+  // Non-persistent messages written to the store past the budget so they could leave memory
+  // (docs/storage.md, "Non-persistent messages past the budget").
+  std::uint64_t spilled = 0;
   // From the broker taking a message (its id's time) to its first delivery.
   LatencyHistogram publish_to_deliver;
 };

@@ -56,6 +56,14 @@ struct Message {
   std::uint64_t origin = 0;           // the connection that published it (for no-local); not stored
   bool retain = false;                // MQTT retained: also kept as the topic's last message
   bool from_retained = false;         // this copy is sent because it was retained (not stored)
+  // Non-persistent, but written to the store to leave memory past the memory budget
+  // (docs/storage.md, "Non-persistent messages past the budget"): acked like a persistent one
+  // while the broker runs, never brought back by a restart.
+  bool spilled = false;
+
+  // Has a copy in the store wherever its queue stores messages: what acks, paging and cold tails
+  // go by.
+  bool stored() const { return persistent || spilled; }
 
   std::size_t body_size() const { return body ? body->size() : 0; }
   // Approximate bytes this message holds in memory; used for limits and accounting. Computed

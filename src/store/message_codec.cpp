@@ -15,7 +15,8 @@ constexpr std::uint8_t kFlagPersistent = 0x01;
 constexpr std::uint8_t kFlagHasBody = 0x02;  // a null body and an empty body stay distinct
 constexpr std::uint8_t kFlagRetain = 0x04;     // MQTT retained
 constexpr std::uint8_t kFlagScheduled = 0x08;  // a u64 deliver-at (epoch ms) follows the flags
-constexpr std::uint8_t kKnownFlags = kFlagPersistent | kFlagHasBody | kFlagRetain | kFlagScheduled;
+constexpr std::uint8_t kFlagSpilled = 0x10;    // non-persistent, stored to leave memory: dead after a restart
+constexpr std::uint8_t kKnownFlags = kFlagPersistent | kFlagHasBody | kFlagRetain | kFlagScheduled | kFlagSpilled;
 constexpr std::uint8_t kMaxDestinationKind = static_cast<std::uint8_t>(model::DestinationKind::temp_queue);
 
 }  // namespace
@@ -48,6 +49,7 @@ void encode_message(const model::Message& m, std::string& out) {
   if (m.body) flags |= kFlagHasBody;
   if (m.retain) flags |= kFlagRetain;
   if (m.deliver_at_ms != 0) flags |= kFlagScheduled;
+  if (m.spilled && !m.persistent) flags |= kFlagSpilled;
   put_u8(out, flags);
   if (m.deliver_at_ms != 0) put_u64(out, static_cast<std::uint64_t>(m.deliver_at_ms));
   put_string(out, m.correlation_id);
@@ -107,6 +109,7 @@ Result<model::Message> decode_message(std::string_view bytes) {
   }
   m.persistent = (flags & kFlagPersistent) != 0;
   m.retain = (flags & kFlagRetain) != 0;
+  m.spilled = (flags & kFlagSpilled) != 0 && !m.persistent;
   if ((flags & kFlagScheduled) != 0) {
     CARRIER_STORE_TRY(deliver_at, in.u64("deliver-at"));
     m.deliver_at_ms = static_cast<std::int64_t>(deliver_at);

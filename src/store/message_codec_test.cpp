@@ -21,6 +21,24 @@ TEST(MessageCodec, RoundTripsEveryField) {
   expect_same_message(*m, *back);
 }
 
+// A spilled message (non-persistent, stored to leave memory) says so when read back; the flag
+// means nothing on a persistent one.
+TEST(MessageCodec, KeepsTheSpilledFlagOfNonPersistentMessagesOnly) {
+  auto m = std::make_shared<model::Message>(*make_message(3));
+  m->persistent = false;
+  m->spilled = true;
+  auto back = decode_message(encode_message(*m));
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_FALSE(back->persistent);
+  EXPECT_TRUE(back->spilled);
+  EXPECT_TRUE(back->stored());
+  m->persistent = true;
+  back = decode_message(encode_message(*m));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->persistent);
+  EXPECT_FALSE(back->spilled);
+}
+
 TEST(MessageCodec, KeepsNullAndEmptyBodiesApart) {
   auto with_empty = std::make_shared<model::Message>(*make_message(1, ""));
   auto without = std::make_shared<model::Message>(*with_empty);

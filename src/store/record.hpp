@@ -98,6 +98,7 @@ struct MessageSummary {
   std::int64_t expires_ms = 0;     // 0 = never
   std::int64_t deliver_at_ms = 0;  // 0 = now
   std::uint32_t footprint = 0;     // model::Message::footprint() once read back
+  bool spilled = false;  // model::Message::spilled: live only in the process that stored it
 };
 
 // What recovery hands back for each message still live (added and never acked), in append order.

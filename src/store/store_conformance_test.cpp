@@ -604,6 +604,35 @@ TEST(MakeStore, PostgresNeedsAUrlAndAPlainSchemaName) {
 
 // ---- the read path (paging) ---------------------------------------------------------------------
 
+// docs/storage.md, "Non-persistent messages past the budget": a spilled message is stored,
+// read back and acked like any other while the process runs, and no restart brings it back;
+// the restart after that one finds it gone for good.
+TEST_P(StoreConformance, ASpilledMessageIsLiveUntilARestartOnly) {
+  if (!durable()) GTEST_SKIP() << "nothing survives a restart of the memory store";
+  start_store();
+  auto kept = make_message(1);
+  auto spilled = std::make_shared<model::Message>(*make_message(2));
+  spilled->persistent = false;
+  spilled->spilled = true;
+  auto acked = std::make_shared<model::Message>(*make_message(3));
+  acked->persistent = false;
+  acked->spilled = true;
+  auto appended = append_located_sync(
+      {Record::added("queue:q", kept), Record::added("queue:q", spilled), Record::added("queue:q", acked)});
+  ASSERT_TRUE(appended.status) << appended.status.error().to_string();
+  auto got = read_sync("queue:q", {{spilled->id, appended.locations[1]}});
+  ASSERT_EQ(got.answers.size(), 1u);
+  ASSERT_TRUE(got.answers[0]) << got.answers[0].error().to_string();
+  testing::expect_same_message(*spilled, **got.answers[0]);
+  ASSERT_TRUE(append_sync({Record::acked("queue:q", acked->id)}));
+  auto recovered = restart();
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(recovered[0].message->id, kept->id);
+  recovered = restart();
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(recovered[0].message->id, kept->id);
+}
+
 TEST_P(StoreConformance, AppendLocatedNamesEveryMessageRecordAndReadGetsItBack) {
   start_store();
   auto a = make_message(1);

@@ -60,6 +60,7 @@ inline void expect_same_message(const model::Message& a, const model::Message& b
   EXPECT_EQ(a.timestamp_ms, b.timestamp_ms);
   EXPECT_EQ(a.expires_ms, b.expires_ms);
   EXPECT_EQ(a.persistent, b.persistent);
+  EXPECT_EQ(a.spilled, b.spilled);
   EXPECT_EQ(a.correlation_id, b.correlation_id);
   EXPECT_EQ(a.reply_to, b.reply_to);
   EXPECT_EQ(a.type, b.type);

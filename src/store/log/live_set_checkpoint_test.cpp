@@ -196,9 +196,13 @@ TEST(LiveSetCheckpoint, RecoveryFromItMatchesAFullReplay) {
     bool this_session = true;  // appended since the last restart: in the writer's table
   };
   std::vector<Live> model;
+  // Spilled messages (non-persistent, stored to leave memory) are live in the process that
+  // stored them and in no recovery.
   auto expected = [&] {
     std::set<Seen> s;
-    for (const auto& l : model) s.insert(Seen{l.queue, l.message->id, l.location, l.deliveries, false});
+    for (const auto& l : model) {
+      if (!l.message->spilled) s.insert(Seen{l.queue, l.message->id, l.location, l.deliveries, false});
+    }
     return s;
   };
   std::mt19937 rng(77);
@@ -215,8 +219,14 @@ TEST(LiveSetCheckpoint, RecoveryFromItMatchesAFullReplay) {
         auto m = store::testing::make_message(static_cast<std::uint64_t>(next++), std::string(40 + rng() % 200, 'x'));
         auto mm = std::make_shared<model::Message>(*m);
         mm->priority = static_cast<std::uint8_t>(rng() % 3);
-        if (rng() % 10 == 0) mm->deliver_at_ms = 4000000000000;  // scheduled, far ahead
-        b.push_back(Record::added(queues[rng() % queues.size()], mm));
+        const std::string& queue = queues[rng() % queues.size()];
+        if (paged_queue(queue) && rng() % 5 == 0) {
+          mm->persistent = false;
+          mm->spilled = true;
+        } else if (rng() % 10 == 0) {
+          mm->deliver_at_ms = 4000000000000;  // scheduled, far ahead
+        }
+        b.push_back(Record::added(queue, mm));
       }
       Batch copy = b;
       auto where = broker->append(std::move(b));
@@ -228,7 +238,7 @@ TEST(LiveSetCheckpoint, RecoveryFromItMatchesAFullReplay) {
       const Live& l = model[k];
       // By StoredRef as the core acks what it was told the location of; by id only what it
       // stored in this session without asking (and the protocol-state queue).
-      const bool by_id = (l.this_session && rng() % 2) || !paged_queue(l.queue);
+      const bool by_id = !l.message->spilled && ((l.this_session && rng() % 2) || !paged_queue(l.queue));
       StoredRef ref;
       if (!by_id) ref = StoredRef{l.location, l.message->priority, static_cast<std::uint32_t>(l.message->footprint())};
       broker->append({Record::acked(l.queue, l.message->id, ref)});
@@ -236,6 +246,7 @@ TEST(LiveSetCheckpoint, RecoveryFromItMatchesAFullReplay) {
     } else if (what < 94) {
       if (model.empty()) continue;
       Live& l = model[rng() % model.size()];
+      if (l.message->spilled) continue;  // the core writes no delivered record for one
       StoredRef ref{l.location, l.message->priority, static_cast<std::uint32_t>(l.message->footprint())};
       const bool by_id = !paged_queue(l.queue) || l.this_session;
       broker->append({Record::delivered(l.queue, l.message->id, ++l.deliveries, by_id ? StoredRef{} : ref)});
@@ -254,6 +265,7 @@ TEST(LiveSetCheckpoint, RecoveryFromItMatchesAFullReplay) {
       broker = std::make_unique<Broker>(o);
       EXPECT_TRUE(broker->report().checkpoint_used) << "a clean stop leaves a checkpoint that covers all";
       EXPECT_EQ(broker->report().batches, 0u) << "and nothing to replay";
+      std::erase_if(model, [](const Live& l) { return l.message->spilled; });
       for (auto& l : model) l.this_session = false;
     }
   }
@@ -430,6 +442,57 @@ TEST(LiveSetCheckpoint, SegmentsGoOnceTheirBitsAreClear) {
   }
   Broker b(o);
   EXPECT_EQ(ids_of(b), (std::set<std::uint64_t>{backlog.back().first->id.lo}));
+}
+
+// Spilled messages (docs/storage.md, "Non-persistent messages past the budget") are live while
+// the process that stored them runs: a scan hands them out and their segments stay. No recovery
+// brings them back, from the checkpoint or past it, and an ack of one that names no copy does
+// not make a start give up the checkpoint.
+TEST(LiveSetCheckpoint, SpilledMessagesAreLiveOnlyInTheProcessThatStoredThem) {
+  TempDir dir;
+  auto o = journal_options(dir.path(), 2048);
+  const auto backlog = write_backlog(o, 20);
+  std::set<Seen> persistent;
+  for (const auto& [m, at] : backlog) persistent.insert(Seen{"queue:a", m->id, at, 0, false});
+  {
+    Broker b(o);
+    ASSERT_TRUE(b.report().checkpoint_used);
+    std::vector<model::MessagePtr> spilled;
+    for (int i = 0; i < 30; ++i) {
+      auto m = std::make_shared<model::Message>(*store::testing::make_message(100 + i, std::string(100, 's')));
+      m->persistent = false;
+      m->spilled = true;
+      b.append({Record::added("queue:a", m)});
+      spilled.push_back(m);
+    }
+    std::set<std::uint64_t> scanned;
+    for (std::uint8_t p = 0; p < 10; ++p) {
+      for (Location from;;) {
+        auto r = b.scan("queue:a", p, from);
+        ASSERT_TRUE(r);
+        for (const auto& s : r->messages) {
+          scanned.insert(s.message->id.lo);
+          EXPECT_EQ(s.message->spilled, s.message->id.lo >= spilled.front()->id.lo);
+        }
+        from = r->next;
+        if (r->exhausted) break;
+      }
+    }
+    EXPECT_EQ(scanned.size(), 50u) << "live while this process runs";
+    // Acked by queue and id, as an ack that knows no location is (a transaction's, say).
+    for (int i = 0; i < 5; ++i) b.append({Record::acked("queue:a", spilled[static_cast<std::size_t>(i)]->id)});
+    b.quiesce();
+    EXPECT_TRUE(std::filesystem::exists(checkpoint_path(journal_dir(dir.path()))))
+        << "an ack of a spilled message resolves in this process";
+    // A crash now: the checkpoint is used, the spilled records past it are dead, and so is the
+    // rest; nothing else changes.
+    EXPECT_TRUE(check_equivalent(o, persistent, "crash with spilled messages"));
+  }
+  // A clean stop: its checkpoint counts none of them either.
+  Broker b(o);
+  EXPECT_TRUE(b.report().checkpoint_used);
+  EXPECT_EQ(ids_of(b).size(), 20u);
+  for (const auto& s : b.live_set()) EXPECT_LT(s.id.lo & 0xffffffffu, 100u);
 }
 
 TEST(LiveSetCheckpoint, EncodesAndDecodesAndRefusesWhatIsDamaged) {

@@ -75,11 +75,15 @@ Status LogStore::recover(const RecoverOptions& options, const std::function<void
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - began).count();
   log_->info("journal {}: recovered {} live messages ({} as summaries, {} read back) and {} in {} tails{} from {} "
-             "segments ({} from their index, {} read: {} batches; {} indexes written) in {} ms",
+             "segments ({} from their index, {} read: {} batches; {} indexes written{}) in {} ms",
              dir_.string(), report_.live_messages, report_.summaries, report_.messages_read_back,
              report_.tail_messages, report_.tails, report_.checkpoint_used ? " (from the live-set checkpoint)" : "",
              report_.segments_indexed + report_.segments_read, report_.segments_indexed, report_.segments_read,
-             report_.batches, report_.indexes_written, ms);
+             report_.batches, report_.indexes_written,
+             report_.spilled_dropped != 0
+                 ? fmt::format("; {} spilled non-persistent messages dropped", report_.spilled_dropped)
+                 : std::string(),
+             ms);
   return ok();
 }
 

@@ -135,6 +135,12 @@ void SegmentReclaimer::remove_copy(std::uint32_t queue, std::uint32_t number, st
     case Kind::plain: break;
     case Kind::lane: lane_remove(queue, priority, footprint, known_footprint); break;
     case Kind::listed: listed_.erase(key); break;
+    case Kind::spilled:
+      if (const std::size_t word = ordinal / 64; word < s.spilled.size()) {
+        s.spilled[word] &= ~(std::uint64_t{1} << (ordinal % 64));
+        --s.spilled_live;
+      }
+      break;
   }
 }
 
@@ -163,10 +169,15 @@ std::uint32_t SegmentReclaimer::on_message(std::uint64_t segment, std::uint64_t 
     if (old_segment != segment) seg.depends_on.insert(old_segment);
     m = live_.find(q, summary.id);
   }
-  const Kind kind = kind_for(q, summary);
+  const Kind kind = summary.spilled ? Kind::spilled : kind_for(q, summary);
   *m = LiveMessage{number(segment), ordinal, summary.priority, kind};
   set_bit(seg, ordinal);
   ++seg.live;
+  if (kind == Kind::spilled) {
+    if (ordinal / 64 >= seg.spilled.size()) seg.spilled.resize(ordinal / 64 + 1, 0);
+    seg.spilled[ordinal / 64] |= std::uint64_t{1} << (ordinal % 64);
+    ++seg.spilled_live;
+  }
   const Location at{segment, static_cast<std::uint32_t>(std::min<std::uint64_t>(offset, UINT32_MAX)), ordinal};
   if (kind == Kind::lane) lane_add(q, summary.priority, summary.footprint, at);
   if (kind == Kind::listed) listed_[position_key(number(segment), ordinal)] = Listed{q, offset, 0, summary};
@@ -321,9 +332,11 @@ LiveSetCheckpoint SegmentReclaimer::checkpoint(std::uint64_t covered_segment, st
     out.id = id;
     out.bytes = id == covered_segment ? covered_bytes : s.bytes;
     out.records = s.records;
-    out.live = s.live;
+    // Spilled messages are dead after a restart: not in what one loads.
+    out.live = s.live - s.spilled_live;
     out.depends_on.assign(s.depends_on.begin(), s.depends_on.end());
     out.bits = s.bits;
+    for (std::size_t w = 0; w < s.spilled.size() && w < out.bits.size(); ++w) out.bits[w] &= ~s.spilled[w];
     while (!out.bits.empty() && out.bits.back() == 0) out.bits.pop_back();
     c.segments.push_back(std::move(out));
   }

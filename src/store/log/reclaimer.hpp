@@ -58,6 +58,10 @@ class SegmentReclaimer {
     bool unresolved = false;
   };
 
+  // A spilled message record (MessageSummary::spilled) applied by apply() or on_message() is
+  // live while this process runs, but no checkpoint counts it: it is dead after a restart.
+  // Recovery does not apply one (skip_record() numbers it).
+
   // Turns on lanes and listed messages, deciding per queue with `summary_only`. Before any
   // record is applied.
   void classify(std::function<bool(std::string_view queue)> summary_only);
@@ -81,6 +85,9 @@ class SegmentReclaimer {
   std::uint32_t on_message(std::uint64_t segment, std::uint64_t offset, std::string_view queue,
                            const MessageSummary& summary);
   std::uint32_t on_message(std::uint64_t segment, std::string_view queue, model::MessageId id);
+  // A record that is not live from the start (a spilled message read at recovery): it only takes
+  // its ordinal.
+  void skip_record(std::uint64_t segment) { (void)next_ordinal(state_of(segment, "skipped")); }
   Applied on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id, const StoredRef& at);
   // Returns the segment that held the message, or 0 if it was not live (already acked, or its
   // segment deleted: a dangling ack is harmless).
@@ -152,8 +159,10 @@ class SegmentReclaimer {
     std::uint64_t bytes = 0;
     std::set<std::uint64_t> depends_on;  // older segments that must go first
     std::vector<std::uint64_t> bits;     // live message records, by ordinal
+    std::vector<std::uint64_t> spilled;  // which of those are spilled (empty while none was)
+    std::size_t spilled_live = 0;
   };
-  enum class Kind : std::uint8_t { plain, lane, listed };
+  enum class Kind : std::uint8_t { plain, lane, listed, spilled };
   // Segments as numbers relative to base_: 1 = base_, 0 = none.
   struct LiveMessage {
     std::uint32_t segment = 0;  // holds its message record

@@ -8,8 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <vector>
 
@@ -116,6 +117,16 @@ class ReplayState {
 
   void on_message(std::uint64_t segment, std::uint64_t offset, std::string_view queue, model::MessageId id,
                   model::MessagePtr message, const MessageSummary& summary) {
+    if (summary.spilled) {
+      // Stored only to leave the memory of the process that wrote it: dead now. Its ack, if
+      // one follows, finds nothing, which is harmless.
+      reclaimer_.skip_record(segment);
+      ++spilled_;
+      // Its ack may name no copy (a transaction's on another shard): known here, it is not
+      // taken for an ack of a message the checkpoint knows by position only.
+      if (reclaimer_.bit_only_messages() != 0) spilled_ids_.insert(id);
+      return;
+    }
     const std::uint32_t q = names_.intern(queue);
     auto [at, inserted] = index_.try_emplace(q, id);
     if (!inserted) kill(at->position);
@@ -161,7 +172,7 @@ class ReplayState {
   // Every record goes to the reclaimer, live or not: it numbers the segment's records.
   void on_ack(std::uint64_t segment, std::string_view queue, model::MessageId id, const StoredRef& named) {
     const StoredRef at = trust_refs_ ? named : StoredRef{};
-    if (reclaimer_.on_ack(segment, queue, id, at).unresolved) ++unresolved_;
+    if (reclaimer_.on_ack(segment, queue, id, at).unresolved && !spilled_ids_.contains(id)) ++unresolved_;
     const auto q = names_.find(queue);
     if (!q) return;  // its segment is gone, or acked twice: harmless
     const Position* pos = index_.find(*q, id);
@@ -212,6 +223,7 @@ class ReplayState {
 
   // Acks and delivered records that may be about messages known by bit only, and name none.
   std::uint64_t unresolved() const { return unresolved_; }
+  std::uint64_t spilled() const { return spilled_; }
 
   // Per lane (queue, priority) of a summary_only queue, the unscheduled live entries this replay
   // will visit one by one, and their footprints: what the tails must leave out.
@@ -352,6 +364,8 @@ class ReplayState {
   std::vector<std::int8_t> decided_;
   std::uint64_t live_ = 0;
   std::uint64_t unresolved_ = 0;
+  std::uint64_t spilled_ = 0;
+  std::unordered_set<model::MessageId> spilled_ids_;
 };
 
 Status truncate_file(const std::filesystem::path& path, std::uint64_t size, bool sync) {
@@ -644,6 +658,7 @@ Result<std::optional<RecoveredJournal>> recover_once(const std::filesystem::path
     progress(i, true);
   }
 
+  report.spilled_dropped = state.spilled();
   if (checkpoint != nullptr && state.unresolved() != 0) {
     log.info("journal: {} acks or delivered records since the checkpoint name messages it knows only by their "
              "location, without it; replaying the whole journal instead",

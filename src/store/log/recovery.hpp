@@ -35,6 +35,7 @@ struct RecoveryReport {
   bool checkpoint_unusable = false;    // one was there (or started from) but a full replay was needed
   std::uint64_t tails = 0;             // RecoveredTails handed back
   std::uint64_t tail_messages = 0;     // live messages in them
+  std::uint64_t spilled_dropped = 0;   // spilled (non-persistent) message records: dead at a restart
 };
 
 struct RecoveredJournal {

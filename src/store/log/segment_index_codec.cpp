@@ -12,6 +12,7 @@ namespace carrier::store::log {
 namespace {
 
 constexpr std::uint8_t kPersistentFlag = 1;
+constexpr std::uint8_t kSpilledFlag = 2;
 // kind + queue + id + offset + record: the least an entry can take (one-byte varints).
 constexpr std::size_t kMinEntryBytes = 1 + 1 + 16 + 1 + 1;
 
@@ -22,6 +23,7 @@ MessageSummary summarize(const model::Message& m) {
   s.id = m.id;
   s.priority = m.priority;
   s.persistent = m.persistent;
+  s.spilled = m.spilled && !m.persistent;
   s.timestamp_ms = m.timestamp_ms;
   s.expires_ms = m.expires_ms;
   s.deliver_at_ms = m.deliver_at_ms;
@@ -59,7 +61,7 @@ void SegmentIndexBuilder::add_batch(std::uint64_t offset, const Batch& batch) {
       CARRIER_ASSERT(r.message != nullptr, "indexing a message record without its message");
       const MessageSummary s = summarize(*r.message);
       binary::put_u8(entries_, s.priority);
-      binary::put_u8(entries_, s.persistent ? kPersistentFlag : 0);
+      binary::put_u8(entries_, static_cast<std::uint8_t>((s.persistent ? kPersistentFlag : 0) | (s.spilled ? kSpilledFlag : 0)));
       binary::put_u64(entries_, static_cast<std::uint64_t>(s.timestamp_ms));
       binary::put_u64(entries_, static_cast<std::uint64_t>(s.expires_ms));
       binary::put_u64(entries_, static_cast<std::uint64_t>(s.deliver_at_ms));
@@ -159,7 +161,7 @@ Result<SegmentIndex> decode_segment_index(std::string_view bytes) {
     } else if (r.kind == RecordKind::message) {
       CARRIER_STORE_TRY(priority, in.u8("index priority"));
       CARRIER_STORE_TRY(flags, in.u8("index flags"));
-      if ((flags & ~kPersistentFlag) != 0) return in.fail("index flags", "unknown bits", at);
+      if ((flags & ~(kPersistentFlag | kSpilledFlag)) != 0) return in.fail("index flags", "unknown bits", at);
       CARRIER_STORE_TRY(timestamp, in.u64("index timestamp"));
       CARRIER_STORE_TRY(expires, in.u64("index expiry"));
       CARRIER_STORE_TRY(deliver_at, in.u64("index deliver-at"));
@@ -168,6 +170,7 @@ Result<SegmentIndex> decode_segment_index(std::string_view bytes) {
       r.summary.id = r.id;
       r.summary.priority = priority;
       r.summary.persistent = (flags & kPersistentFlag) != 0;
+      r.summary.spilled = (flags & kSpilledFlag) != 0 && !r.summary.persistent;
       r.summary.timestamp_ms = static_cast<std::int64_t>(timestamp);
       r.summary.expires_ms = static_cast<std::int64_t>(expires);
       r.summary.deliver_at_ms = static_cast<std::int64_t>(deliver_at);

@@ -84,6 +84,22 @@ TEST(SegmentIndexCodec, RoundTripsEveryRecordKind) {
   EXPECT_EQ(r[3].id, m2->id);
 }
 
+TEST(SegmentIndexCodec, ASummaryKeepsTheSpilledFlag) {
+  auto spilled = std::make_shared<model::Message>(*make_message(1));
+  spilled->persistent = false;
+  spilled->spilled = true;
+  SegmentIndexBuilder b;
+  b.reset(3);
+  b.add_batch(32, {Record::added("queue:a", spilled), Record::added("queue:a", make_message(2))});
+  auto decoded = decode_segment_index(b.encode(500));
+  ASSERT_TRUE(decoded) << decoded.error().to_string();
+  ASSERT_EQ(decoded->records.size(), 2u);
+  EXPECT_FALSE(decoded->records[0].summary.persistent);
+  EXPECT_TRUE(decoded->records[0].summary.spilled);
+  EXPECT_TRUE(decoded->records[1].summary.persistent);
+  EXPECT_FALSE(decoded->records[1].summary.spilled);
+}
+
 TEST(SegmentIndexCodec, AcksAndDeliveriesKeepTheCopyTheyName) {
   auto m = make_message(1);
   const StoredRef at{Location{3, 64, 12}, 2, 777};

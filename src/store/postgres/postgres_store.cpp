@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +36,8 @@ constexpr auto kLockWait = std::chrono::seconds(5);
 
 // How many rows recovery fetches at a time from its cursor.
 constexpr int kFetchRows = 1000;
+// Spilled messages deleted at recovery per statement.
+constexpr std::size_t kSpilledDeleteChunk = 10'000;
 
 constexpr const char* kAddQueues = "carrier_add_queues";
 constexpr const char* kUpsertMessages = "carrier_upsert_messages";
@@ -185,6 +188,7 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
                              "delivery_count, message FROM " + schema_ + ".messages ORDER BY seq");
   Status result = declared ? ok() : Status(unexpected(std::move(declared).error()));
   std::uint64_t live = 0, skipped = 0;
+  std::vector<std::int64_t> spilled;  // dead at a restart: deleted below
   const std::string fetch = fmt::format("FETCH FORWARD {} FROM carrier_recovery", kFetchRows);
   while (result) {
     auto rows = conn_.exec(fetch, {}, true);
@@ -222,6 +226,10 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
         ++skipped;
         continue;
       }
+      if (decoded->spilled) {
+        spilled.push_back(seq);
+        continue;
+      }
       ++live;
       visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count,
                              Location{static_cast<std::uint64_t>(seq), 0, 0}});
@@ -229,10 +237,19 @@ Status PostgresStore::recover(const std::function<void(RecoveredMessage)>& visit
   }
   if (auto ended = conn_.exec("COMMIT"); !ended && result) result = unexpected(std::move(ended).error());
   if (!result) return result;
+  for (std::size_t i = 0; i < spilled.size(); i += kSpilledDeleteChunk) {
+    const auto end = std::min(spilled.size(), i + kSpilledDeleteChunk);
+    auto deleted = conn_.exec(fmt::format("DELETE FROM {}.messages WHERE seq IN ({})", schema_,
+                                          fmt::join(spilled.begin() + static_cast<std::ptrdiff_t>(i),
+                                                    spilled.begin() + static_cast<std::ptrdiff_t>(end), ",")));
+    if (!deleted) return unexpected(std::move(deleted).error());
+  }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
-  log_->info("postgres: schema {}: recovered {} live messages in {} ms{}", schema_, live, ms,
-             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string());
+  log_->info("postgres: schema {}: recovered {} live messages in {} ms{}{}", schema_, live, ms,
+             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string(),
+             spilled.empty() ? std::string()
+                             : fmt::format("; {} spilled non-persistent messages dropped", spilled.size()));
   return ok();
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +21,8 @@ namespace carrier::store::sqlite {
 namespace {
 
 constexpr const char* kFileName = "carrier.sqlite";
+// Spilled messages deleted at recovery per statement.
+constexpr std::size_t kDeleteChunk = 10'000;
 
 const char* synchronous_pragma(SqliteSynchronous s) {
   switch (s) {
@@ -261,6 +264,7 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
                       fmt::format("sqlite {}: cannot read messages: {}", where_, sqlite3_errmsg(db_)));
   }
   std::uint64_t live = 0, skipped = 0;
+  std::vector<std::int64_t> spilled;  // dead at a restart: deleted below
   Status result = ok();
   int rc;
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -291,6 +295,10 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
       ++skipped;
       continue;
     }
+    if (decoded->spilled) {
+      spilled.push_back(seq);
+      continue;
+    }
     ++live;
     visit(RecoveredMessage{*key->second, std::make_shared<const model::Message>(std::move(*decoded)), count,
                            Location{static_cast<std::uint64_t>(seq), 0, 0}});
@@ -300,10 +308,25 @@ Status SqliteStore::recover(const std::function<void(RecoveredMessage)>& visit) 
   }
   sqlite3_finalize(stmt);
   if (!result) return result;
+  for (std::size_t i = 0; i < spilled.size(); i += kDeleteChunk) {
+    const auto end = std::min(spilled.size(), i + kDeleteChunk);
+    const std::string sql = fmt::format("DELETE FROM messages WHERE seq IN ({})",
+                                        fmt::join(spilled.begin() + static_cast<std::ptrdiff_t>(i),
+                                                  spilled.begin() + static_cast<std::ptrdiff_t>(end), ","));
+    char* message = nullptr;
+    const int deleted = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message);
+    const std::string text = message ? message : "";
+    sqlite3_free(message);
+    if (deleted != SQLITE_OK) {
+      return unexpected(errc_of(deleted), fmt::format("sqlite {}: cannot delete spilled messages: {}", where_, text));
+    }
+  }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
-  log_->info("sqlite {}: recovered {} live messages in {} ms{}", where_, live, ms,
-             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string());
+  log_->info("sqlite {}: recovered {} live messages in {} ms{}{}", where_, live, ms,
+             skipped ? fmt::format(" ({} corrupt rows skipped)", skipped) : std::string(),
+             spilled.empty() ? std::string()
+                             : fmt::format("; {} spilled non-persistent messages dropped", spilled.size()));
   return ok();
 }
 

@@ -1,0 +1,117 @@
+// Non-persistent messages past the budget (docs/storage.md, "Non-persistent messages past the
+// budget"): spilled into the store so they leave memory like persistent ones, in order, acked
+// when consumed; under the budget, or with [core] page_non_persistent off, they stay in memory.
+#include <gtest/gtest.h>
+
+#include "core/cold_tail_test_fixture.hpp"
+
+namespace carrier::core {
+namespace {
+
+using namespace cold_tail_testing;
+
+class SpilledMessages : public OwnerColdTail {
+ protected:
+  void send_non_persistent(int from, int to, std::uint8_t priority = 4) {
+    std::vector<MessagePtr> batch;
+    for (int i = from; i <= to; ++i) {
+      auto m = std::make_shared<Message>(*make_message(i, priority));
+      m->persistent = false;
+      batch.push_back(std::move(m));
+    }
+    on(0, [&](Broker& b) { b.send(std::move(batch), nullptr); });
+    settle();
+  }
+  std::size_t spilled_records() const {
+    return static_cast<std::size_t>(std::count_if(store_.records.begin(), store_.records.end(),
+                                                  [](const auto& r) { return r.second.message->spilled; }));
+  }
+  std::uint64_t spilled_count() {
+    std::uint64_t n = 0;
+    for (auto& b : brokers_) n += b->context().counters.spilled;
+    return n;
+  }
+  void ack_all(const broker_testing::Collector& c) {
+    std::vector<std::uint64_t> tags;
+    for (const auto& d : c.got) tags.push_back(d.tag);
+    on(model::owner_shard(kQueue.key(), kShards).value(), [&](Broker& b) {
+      b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr);
+    });
+    settle();
+  }
+  // The brokers again, with `page_non_persistent` off.
+  void rebuild_without_spilling() {
+    brokers_.clear();
+    Options options;
+    options.page_non_persistent = false;
+    for (std::size_t i = 0; i < kShards; ++i) {
+      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
+                                                  [this] { return now_; }, &memory_));
+    }
+    std::vector<Broker*> peers;
+    for (auto& b : brokers_) peers.push_back(b.get());
+    for (auto& b : brokers_) b->set_peers(peers);
+  }
+};
+
+TEST_F(SpilledMessages, UnderTheBudgetTheyStayInMemoryAndAreNeverStored) {
+  send_non_persistent(1, 10);
+  EXPECT_TRUE(store_.records.empty());
+  EXPECT_EQ(spilled_count(), 0u);
+  EXPECT_EQ(queue().cold(), 0u);
+}
+
+TEST_F(SpilledMessages, PastTheBudgetTheyAreSpilledGoColdAndDrainInOrder) {
+  send_non_persistent(1, 500);
+  EXPECT_GT(spilled_count(), 400u);
+  EXPECT_EQ(spilled_records(), spilled_count());
+  EXPECT_GT(queue().cold(), 400u) << "spilled messages leave memory like persistent ones";
+  // What came in under the budget stays (it was never stored): the budget and one message.
+  EXPECT_LE(memory_.used(), static_cast<std::int64_t>(memory_.budget() + 2 * kBody));
+  EXPECT_EQ(queue().depth(), 500u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  std::vector<int> want;
+  for (int i = 1; i <= 500; ++i) want.push_back(i);
+  ack_all(*c);
+  EXPECT_EQ(numbers(*c), want);
+  for (const auto& d : c->got) EXPECT_FALSE(d.message->persistent) << "delivered as it was sent";
+  EXPECT_EQ(store_.live(kQueue.key()), 0u) << "every spilled copy acked once consumed";
+  EXPECT_EQ(store_.ack_refs.wrong, 0u);
+}
+
+TEST_F(SpilledMessages, ANonPersistentArrivalBehindAColdTailKeepsItsPlace) {
+  send(1, 300);
+  ASSERT_GT(queue().cold(), 250u);
+  // Far under the budget again (the tail holds nothing), but the lane has a cold tail: spilled,
+  // so it is not delivered before the persistent messages that came first.
+  ASSERT_LT(memory_.used(), static_cast<std::int64_t>(memory_.budget()));
+  send_non_persistent(301, 305);
+  EXPECT_EQ(spilled_records(), 5u);
+  auto c = subscribe(AckMode::client_individual, 1000);
+  ack_all(*c);
+  std::vector<int> want;
+  for (int i = 1; i <= 305; ++i) want.push_back(i);
+  EXPECT_EQ(numbers(*c), want);
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+}
+
+TEST_F(SpilledMessages, ADeletedQueueAcksItsSpilledMessages) {
+  send_non_persistent(1, 300);
+  ASSERT_GT(spilled_records(), 200u);
+  on(model::owner_shard(kQueue.key(), kShards).value(),
+     [&](Broker& b) { b.owned_queues().remove(kQueue.key(), nullptr); });
+  settle();
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+}
+
+TEST_F(SpilledMessages, WithPageNonPersistentOffTheyStayInMemory) {
+  rebuild_without_spilling();
+  send_non_persistent(1, 100);
+  EXPECT_TRUE(store_.records.empty());
+  EXPECT_EQ(spilled_count(), 0u);
+  EXPECT_EQ(queue().cold(), 0u);
+  EXPECT_GT(memory_.used(), static_cast<std::int64_t>(memory_.budget())) << "held, as before";
+}
+
+}  // namespace
+}  // namespace carrier::core
