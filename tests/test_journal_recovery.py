@@ -15,14 +15,19 @@ def bodies(n, prefix="p"):
     return [f"{prefix}-{i:04d}-" + "x" * (i % 37) for i in range(n)]
 
 
-def drain(stomp_client, broker, queue, expected_count, version="1.2", timeout=15.0):
+def drain(stomp_client, broker, queue, expected_count, version="1.2", timeout=15.0, receipted_acks=False):
     """Subscribes a fresh consumer (auto ack), returns exactly `expected_count` messages (failing
-    if more arrive), then disconnects it so later sends stay in the queue."""
+    if more arrive), then disconnects it so later sends stay in the queue. With `receipted_acks`
+    it acknowledges each message with a receipted ACK instead, so the acks are durable when it
+    returns (an auto ack is written without being waited for: a SIGKILL could come first)."""
     consumer = stomp_client(broker, version=version)
-    consumer.subscribe(queue)
+    consumer.subscribe(queue, ack="client-individual" if receipted_acks else "auto")
     messages = consumer.wait_messages(expected_count, timeout=timeout) if expected_count else []
     assert_stays(lambda: consumer.count() == expected_count, 0.3,
                  lambda: f"expected {expected_count}, got {consumer.count()}")
+    if receipted_acks:
+        for m in messages:
+            consumer.ack(m)
     consumer.disconnect()
     return messages
 
@@ -91,7 +96,8 @@ def test_torn_tail_is_tolerated(broker, stomp_client, unique):
     with open(segments[-1], "ab") as f:
         f.write(b"\x17\x00\x00\x00garbage: a record cut short by a power failure\xff\xfe")
     broker.start()
-    messages = drain(stomp_client, broker, queue, len(sent))
+    # Receipted ACKs: an auto ack is not waited for, and the drain after the SIGKILL wants 1 message.
+    messages = drain(stomp_client, broker, queue, len(sent), receipted_acks=True)
     assert [m.body for m in messages] == sent
     # The broker must append after the last good record, not after the garbage: a later
     # restart then still reads a clean journal.

@@ -222,7 +222,7 @@ def test_qos2_inbound_survives_a_restart(store_broker, mqtt_client, sig):
 
 
 @pytest.mark.parametrize("sig", SIGNALS)
-def test_qos2_outbound_resumes_with_pubrel_after_a_restart(store_broker, mqtt_client, sig):
+def test_qos2_outbound_resumes_with_pubrel_after_a_restart(store_broker, mqtt_client, stomp_client, sig):
     """Two QoS 2 deliveries; the first PUBREC'd (PUBREL came), the second not. After the
     restart the first is resumed with PUBREL and never sent again; the second comes with DUP."""
     broker = store_broker()
@@ -254,6 +254,8 @@ def test_qos2_outbound_resumes_with_pubrel_after_a_restart(store_broker, mqtt_cl
     c.send(raw.ack(raw.PUBCOMP, publishes[0].packet_id))
     c.send(raw.PINGREQ_BYTES)
     c.expect(raw.PINGRESP)
+    # The PUBCOMPs' record removals are not waited for: a receipted persistent send after them is a barrier.
+    stomp_client(broker).send(f"/queue/{unique_topic('barrier')}", "barrier", headers={"persistent": "true"})
     c.close()
     # Completed: nothing comes again after another restart.
     restart(broker, signal.SIGKILL)
@@ -319,7 +321,7 @@ def test_overdue_will_is_published_at_start(store_broker, mqtt_client):
     assert w.wait_messages(1)[0].payload == b"late"
 
 
-def test_reconnect_after_a_restart_cancels_the_pending_will(store_broker, mqtt_client):
+def test_reconnect_after_a_restart_cancels_the_pending_will(store_broker, mqtt_client, stomp_client):
     broker = store_broker()
     topic = unique_topic("will/")
     w = mqtt_client(broker)
@@ -337,6 +339,8 @@ def test_reconnect_after_a_restart_cancels_the_pending_will(store_broker, mqtt_c
     assert_stays(lambda: w.count() == 1, 3.0, "the will must not come once the client is back")
     # Nor after another restart: its record is gone.
     back.close_quietly()
+    # The will record's removal (at the CONNECT) is not waited for: a receipted persistent send is a barrier.
+    stomp_client(broker).send(f"/queue/{unique_topic('barrier')}", "barrier", headers={"persistent": "true"})
     restart(broker, signal.SIGKILL)
     w = mqtt_client(broker)
     w.subscribe(topic, 1)

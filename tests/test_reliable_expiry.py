@@ -147,6 +147,8 @@ def test_idle_queue_is_deleted_with_its_messages(broker_factory, stomp_client):
     producer.send(idle, "new")  # the name is usable again: a new, empty queue
     assert [m.body for m in consumer.wait_messages(1)] == ["new"]
     consumer.disconnect()
+    # The deletion's acks are not waited for: a receipted persistent send after them is a barrier.
+    producer.send(fresh(), "barrier", headers=PERSISTENT)
     broker.restart(sig=signal.SIGKILL)
     subscribe_and_expect(stomp_client, broker, idle, [])
 
