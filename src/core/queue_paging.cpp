@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/broker.hpp"
+#include "core/disk_alarm.hpp"
 #include "core/owned_queues.hpp"
 #include "core/redelivery.hpp"
 #include "model/queue_key.hpp"
@@ -153,6 +154,9 @@ void OwnedQueues::append_locating(store::Batch batch, Completion done) {
 model::MessagePtr OwnedQueues::spill_if_due(const std::string& key, const OwnedQueue& oq, const model::MessagePtr& m,
                                             store::Batch& records) {
   if (m->stored() || !shard_.options.page_non_persistent || !cold_capable(key, oq)) return m;
+  // Disk short ([journal] disk_free_limit_bytes): not written, as with non-persistent traffic
+  // that keeps flowing then; it stays in memory (and may pass a cold tail).
+  if (shard_.disk != nullptr && shard_.disk->holding()) return m;
   if (!shard_.memory->over_budget() && !oq.queue->holding(m->priority)) return m;
   // A copy per queue: the same message may sit unspilled in other queues (private topic
   // subscriptions, a non-durable shared one).

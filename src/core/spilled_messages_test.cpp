@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/cold_tail_test_fixture.hpp"
+#include "core/disk_alarm.hpp"
 
 namespace carrier::core {
 namespace {
@@ -102,6 +103,19 @@ TEST_F(SpilledMessages, ADeletedQueueAcksItsSpilledMessages) {
      [&](Broker& b) { b.owned_queues().remove(kQueue.key(), nullptr); });
   settle();
   EXPECT_EQ(store_.live(kQueue.key()), 0u);
+}
+
+TEST_F(SpilledMessages, NotWhileTheDiskIsShort) {
+  DiskAlarm disk(1000);
+  for (auto& b : brokers_) b->set_disk_alarm(&disk);
+  disk.update(10);
+  ASSERT_TRUE(disk.holding());
+  send_non_persistent(1, 100);
+  EXPECT_TRUE(store_.records.empty());
+  disk.update(1'000'000);
+  send_non_persistent(101, 200);
+  EXPECT_GT(spilled_records(), 50u) << "spilled again once space is back";
+  for (auto& b : brokers_) b->set_disk_alarm(nullptr);
 }
 
 TEST_F(SpilledMessages, WithPageNonPersistentOffTheyStayInMemory) {
