@@ -4,7 +4,8 @@ messages 100 times the budget, in a queue and a durable subscription nobody cons
 into the journal and leaves memory like a persistent one, then drains in priority order, each
 message once, still non-persistent. A SIGKILL and restart bring back none of them (they were never
 promised to survive) and every persistent message sent beside them. With `page_non_persistent =
-false` nothing is spilled.
+false` nothing is spilled. An 8 MiB `memory_limit_bytes` holds the producer while the journal
+writes, so what the broker holds stays bounded however fast it sends.
 """
 
 import uuid
@@ -18,6 +19,9 @@ BUDGET = 1 * MiB
 BODY = 16 * 1024
 COUNT = 6400  # 100 MiB of bodies: 100 times the budget
 PRIORITIES = (1, 4, 8)
+# Spilled messages count towards the limit until they are written: a producer faster than the
+# disk is held there, as a persistent one is by its receipts.
+LIMIT = 8 * MiB
 
 
 def body(i):
@@ -70,7 +74,7 @@ def drain(stomp_client, broker, destination, count, headers=None):
 
 
 def test_a_non_persistent_backlog_of_100_budgets_is_spilled_and_drains_in_order(broker_factory, stomp_client):
-    broker = broker_factory(config=config(core(memory_budget_bytes=BUDGET)))
+    broker = broker_factory(config=config(core(memory_budget_bytes=BUDGET, memory_limit_bytes=LIMIT)))
     tag = uuid.uuid4().hex[:8]
     queue = f"/queue/spill.q{tag}"
     topic = f"/topic/spill.t{tag}"
@@ -87,12 +91,14 @@ def test_a_non_persistent_backlog_of_100_budgets_is_spilled_and_drains_in_order(
     # Both copies of all but the first ~budget's worth.
     wait_for(lambda: metric(broker, "carrier_messages_spilled_total") >= 2 * (COUNT - 200), timeout=60,
              message=lambda: f"{metric(broker, 'carrier_messages_spilled_total')} spilled")
-    wait_for(lambda: metric(broker, "carrier_messages_cold") >= 2 * (COUNT - 500), timeout=60,
-             message=lambda: f"{metric(broker, 'carrier_messages_cold')} cold")
-    # Held in memory, the two backlogs' bodies alone would be 200 MiB.
+    # Once the writes in flight are done, the core holds about the budget (what came in under it
+    # was never stored): the exact measure. RSS also keeps what the allocator did not give back
+    # after those writes (up to the limit) were freed, but not the 100 MiB of bodies.
+    wait_for(lambda: metric(broker, "carrier_memory_used_bytes") < 4 * BUDGET, timeout=60,
+             message=lambda: f"{metric(broker, 'carrier_memory_used_bytes')} bytes held")
+    assert metric(broker, "carrier_messages_cold") >= 2 * (COUNT - 500)
     rss = rss_bytes(broker.proc.pid)
-    assert rss - start_rss < COUNT * BODY // 2, f"RSS grew by {(rss - start_rss) // MiB} MiB"
-    assert metric(broker, "carrier_memory_used_bytes") < 4 * BUDGET
+    assert rss - start_rss < COUNT * BODY * 3 // 4, f"RSS grew by {(rss - start_rss) // MiB} MiB"
     producer.disconnect()
 
     _, from_queue = drain(stomp_client, broker, queue, COUNT)
@@ -105,7 +111,7 @@ def test_a_non_persistent_backlog_of_100_budgets_is_spilled_and_drains_in_order(
 
 
 def test_spilled_messages_do_not_come_back_after_a_sigkill(broker_factory, stomp_client):
-    broker = broker_factory(config=config(core(memory_budget_bytes=BUDGET)))
+    broker = broker_factory(config=config(core(memory_budget_bytes=BUDGET, memory_limit_bytes=LIMIT)))
     queue = f"/queue/spill.k{uuid.uuid4().hex[:8]}"
     count = 3200  # 50 budgets, every 10th persistent
     producer = stomp_client(broker.port)
