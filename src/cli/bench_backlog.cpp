@@ -156,7 +156,7 @@ void Backlog::fill() {
   for (std::uint64_t i = 0; i < o_.count; ++i) {
     const bool window_end = (i + 1) % o_.window == 0 || i + 1 == o_.count;
     std::vector<std::pair<std::string, std::string>> h{
-        {"destination", o_.dest}, {"persistent", "true"}, {"bench-seq", std::to_string(i)}};
+        {"destination", o_.dest}, {"persistent", o_.non_persistent ? "false" : "true"}, {"bench-seq", std::to_string(i)}};
     const std::string receipt = fmt::format("f{}", i);
     if (window_end) h.emplace_back("receipt", receipt);
     out += stomp_frame("SEND", h, body);
@@ -390,6 +390,9 @@ void add_backlog_command(CLI::App& bench) {
   cmd->add_flag("--no-restart", raw->no_restart, "Do not restart the broker between fill and drain");
   cmd->add_flag("--crash", raw->o.crash, "Restart by SIGKILL right after the fill (a crash), not SIGTERM");
   cmd->add_flag("--no-drain", raw->no_drain, "Leave the backlog in the broker");
+  cmd->add_flag("--non-persistent", raw->o.non_persistent,
+                "Fill with non-persistent messages (past the memory budget they are spilled into the store; a "
+                "restart drops them, so this needs --no-restart)");
   add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, false);
   cmd->callback([raw] {
     BacklogOptions o = raw->o;
@@ -410,6 +413,9 @@ void add_backlog_command(CLI::App& bench) {
     if (raw->pid > 0) o.pid = raw->pid;
     if (!o.command.empty() && o.port == 0) usage("--command needs --server HOST:PORT");
     if (!is_loopback(o.host)) usage("--server must be a loopback address: the broker's /proc is read");
+    if (o.non_persistent && o.restart && o.fill && o.drain) {
+      usage("--non-persistent needs --no-restart: a restart drops non-persistent messages");
+    }
     if (o.count == 0) usage("--count must be at least 1");
     if (o.window == 0) usage("--window must be at least 1");
     if (o.count > (1ull << 32)) usage("--count must be at most 2^32");

@@ -33,6 +33,7 @@ struct BacklogOptions {
   std::size_t size = 1024;
   bool fill = true, restart = true, drain = true;
   bool crash = false;               // restart with SIGKILL instead of SIGTERM
+  bool non_persistent = false;      // fill with non-persistent messages (spilled past the budget; no restart)
   unsigned window = 1000;           // messages per receipt while filling
   unsigned prefetch = 1000;         // the consumer's credit while draining
   double start_timeout_s = 600;

@@ -74,6 +74,13 @@ std::vector<MessagePtr> Router::admit(std::vector<MessagePtr> messages, std::vec
   ready.reserve(messages.size());
   for (std::size_t i = 0; i < messages.size(); ++i) {
     auto& m = messages[i];
+    if (m->spilled) {
+      // A copy of a spilled message sent anew (moved, forwarded by federation) is a new message:
+      // its queue's owner decides whether it is spilled, and stores it then.
+      auto copy = std::make_shared<Message>(*m);
+      copy->spilled = false;
+      m = std::move(copy);
+    }
     const auto& policy = shard_.policy_for(m->destination);
     if (policy.ttl_ms != 0 && m->expires_ms == 0) {
       auto copy = std::make_shared<Message>(*m);

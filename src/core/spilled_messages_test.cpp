@@ -105,6 +105,29 @@ TEST_F(SpilledMessages, ADeletedQueueAcksItsSpilledMessages) {
   EXPECT_EQ(store_.live(kQueue.key()), 0u);
 }
 
+// A moved copy is a new message: its new queue's owner spills it (or not) and stores it then, so
+// no copy claims a stored record it does not have.
+TEST_F(SpilledMessages, AMovedCopyIsSpilledAgainByItsNewQueue) {
+  send_non_persistent(1, 200);
+  ASSERT_GT(spilled_records(), 150u);
+  Result<std::size_t> moved = unexpected(Errc::not_found, "");
+  on(0, [&](Broker& b) {
+    move_messages(b, kQueue.key(), {DestinationKind::queue, "elsewhere"}, {}, 1'000'000, true,
+                  [&](Result<std::size_t> r) { moved = r; });
+  });
+  settle();
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(*moved, 200u);
+  EXPECT_EQ(store_.live(kQueue.key()), 0u);
+  const std::string elsewhere = model::Destination{DestinationKind::queue, "elsewhere"}.key();
+  auto* oq = brokers_[model::owner_shard(elsewhere, kShards).value()]->owned_queues().find(elsewhere);
+  ASSERT_NE(oq, nullptr);
+  std::size_t in_memory_stored = 0;
+  oq->queue->for_each([&](const Queue::Entry& e) { in_memory_stored += e.message && e.message->stored() ? 1 : 0; });
+  EXPECT_EQ(oq->queue->depth(), 200u);
+  EXPECT_LE(in_memory_stored + oq->queue->cold(), store_.live(elsewhere)) << "every spilled copy has its record";
+}
+
 TEST_F(SpilledMessages, NotWhileTheDiskIsShort) {
   DiskAlarm disk(1000);
   for (auto& b : brokers_) b->set_disk_alarm(&disk);
