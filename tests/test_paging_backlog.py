@@ -15,14 +15,13 @@ import uuid
 import paho.mqtt.client as mqtt
 
 from helpers.metrics import metric
+from helpers.paging import BODY, body, expected_order, index, priority_of, send_numbered
 from helpers.reliable import config, core, now_ms, policy, rss_bytes, wait_clock_past
 from helpers.wait import wait_for
 
 MiB = 1 << 20
 BUDGET = 1 * MiB
-BODY = 16 * 1024
 COUNT = 6400  # 100 MiB of bodies: 100 times the budget
-PRIORITIES = (1, 4, 8)
 
 
 def paging_config(**extra):
@@ -30,37 +29,14 @@ def paging_config(**extra):
                   policy("queue:paging.>", max_deliveries=2, redelivery_delay_ms=0), *extra.values())
 
 
-def body(i):
-    head = f"{i:06d}:"
-    return head + "x" * (BODY - len(head))
-
-
-def index(frame_body):
-    return int(frame_body.split(":", 1)[0])
-
-
 def fill(producer, destination, count, expires_every=0, expires_at=0):
     """Persistent messages 0..count-1, priorities in turn, every `expires_every`-th expiring."""
-    batch = []
-    for i in range(count):
-        headers = {"persistent": "true", "priority": str(PRIORITIES[i % len(PRIORITIES)])}
+    def headers_of(i):
+        headers = {"persistent": "true", "priority": priority_of(i)}
         if expires_every and i % expires_every == 0:
             headers["expires"] = str(expires_at)
-        batch.append((body(i), headers))
-        if len(batch) == 200 or i == count - 1:
-            # One receipt per SEND, pipelined 200 at a time: the broker reads while it writes.
-            for b, h in batch[:-1]:
-                producer.send(destination, b, headers=h, wait=False)
-            producer.send(destination, batch[-1][0], headers=batch[-1][1], timeout=60)
-            batch = []
-
-
-def expected_order(indices):
-    """Priority 8 first, then 4, then 1; arrival order within each."""
-    by_priority = {p: [] for p in PRIORITIES}
-    for i in sorted(indices):
-        by_priority[PRIORITIES[i % len(PRIORITIES)]].append(i)
-    return [i for p in sorted(PRIORITIES, reverse=True) for i in by_priority[p]]
+        return headers
+    send_numbered(producer, destination, range(count), headers_of)
 
 
 def test_backlog_of_100_budgets_is_paged_survives_sigkill_and_drains_in_order(broker_factory, stomp_client):

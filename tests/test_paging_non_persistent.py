@@ -11,50 +11,24 @@ writes, so what the broker holds stays bounded however fast it sends.
 import uuid
 
 from helpers.metrics import metric
+from helpers.paging import BODY, expected_order, index, priority_of, send_numbered
 from helpers.reliable import config, core, rss_bytes
 from helpers.wait import wait_for
 
 MiB = 1 << 20
 BUDGET = 1 * MiB
-BODY = 16 * 1024
 COUNT = 6400  # 100 MiB of bodies: 100 times the budget
-PRIORITIES = (1, 4, 8)
 # Spilled messages count towards the limit until they are written: a producer faster than the
 # disk is held there, as a persistent one is by its receipts.
 LIMIT = 8 * MiB
 
 
-def body(i):
-    head = f"{i:06d}:"
-    return head + "x" * (BODY - len(head))
-
-
-def index(frame_body):
-    return int(frame_body.split(":", 1)[0])
-
-
 def send_all(producer, destination, numbers, persistent_every=0):
-    """Messages `numbers`, priorities in turn, pipelined 200 at a time behind one receipt; every
-    `persistent_every`-th is persistent, the rest are not."""
-    batch = []
-    for n, i in enumerate(numbers):
-        persistent = persistent_every and i % persistent_every == 0
-        headers = {"persistent": "true" if persistent else "false",
-                   "priority": str(PRIORITIES[i % len(PRIORITIES)])}
-        batch.append((body(i), headers))
-        if len(batch) == 200 or n == len(numbers) - 1:
-            for b, h in batch[:-1]:
-                producer.send(destination, b, headers=h, wait=False)
-            producer.send(destination, batch[-1][0], headers=batch[-1][1], timeout=60)
-            batch = []
-
-
-def expected_order(indices):
-    """Priority 8 first, then 4, then 1; arrival order within each."""
-    by_priority = {p: [] for p in PRIORITIES}
-    for i in sorted(indices):
-        by_priority[PRIORITIES[i % len(PRIORITIES)]].append(i)
-    return [i for p in sorted(PRIORITIES, reverse=True) for i in by_priority[p]]
+    """Messages `numbers`, priorities in turn; every `persistent_every`-th is persistent, the rest
+    are not."""
+    send_numbered(producer, destination, numbers, lambda i: {
+        "persistent": "true" if persistent_every and i % persistent_every == 0 else "false",
+        "priority": priority_of(i)})
 
 
 def drain(stomp_client, broker, destination, count, headers=None):

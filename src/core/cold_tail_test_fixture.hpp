@@ -183,6 +183,12 @@ class OwnerColdTail : public ::testing::Test {
     own_dlq.max_deliveries = 1;
     own_dlq.dead_letter_queue = "own-dlq";
     options.policies.push_back(own_dlq);
+    make_brokers(options);
+  }
+
+  // The shards (again, replacing any), with `options`.
+  void make_brokers(const Options& options) {
+    brokers_.clear();
     for (std::size_t i = 0; i < kShards; ++i) {
       brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
                                                   [this] { return now_; }, &memory_));

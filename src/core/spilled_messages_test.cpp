@@ -40,19 +40,6 @@ class SpilledMessages : public OwnerColdTail {
     });
     settle();
   }
-  // The brokers again, with `page_non_persistent` off.
-  void rebuild_without_spilling() {
-    brokers_.clear();
-    Options options;
-    options.page_non_persistent = false;
-    for (std::size_t i = 0; i < kShards; ++i) {
-      brokers_.push_back(std::make_unique<Broker>(ShardId(static_cast<std::uint32_t>(i)), ex_, store_, options,
-                                                  [this] { return now_; }, &memory_));
-    }
-    std::vector<Broker*> peers;
-    for (auto& b : brokers_) peers.push_back(b.get());
-    for (auto& b : brokers_) b->set_peers(peers);
-  }
 };
 
 TEST_F(SpilledMessages, UnderTheBudgetTheyStayInMemoryAndAreNeverStored) {
@@ -142,7 +129,9 @@ TEST_F(SpilledMessages, NotWhileTheDiskIsShort) {
 }
 
 TEST_F(SpilledMessages, WithPageNonPersistentOffTheyStayInMemory) {
-  rebuild_without_spilling();
+  Options off;
+  off.page_non_persistent = false;
+  make_brokers(off);
   send_non_persistent(1, 100);
   EXPECT_TRUE(store_.records.empty());
   EXPECT_EQ(spilled_count(), 0u);
