@@ -53,6 +53,20 @@ def test_a_crash_between_fill_and_drain_loses_nothing(tmp_path):
     assert (report["received"], report["duplicates"], report["out_of_order"], report["missing"]) == (3000, 0, 0, 0)
 
 
+def test_non_persistent_fill_is_spilled_and_drained_without_a_restart(tmp_path):
+    config = tmp_path / "carrier.toml"
+    config.write_text("[core]\nmemory_budget_bytes = 1048576\nmemory_limit_bytes = 8388608\n")
+    proc = bench("--count", 3000, "--size", 2048, "--config", config, "--window", 100, "--non-persistent",
+                 "--no-restart", "--json", "-q")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["errors"] == [] and report["restart_listen_ms"] is None
+    assert (report["received"], report["duplicates"], report["out_of_order"], report["missing"]) == (3000, 0, 0, 0)
+    # A restart would drop them: the mode refuses to plan one.
+    refused = bench("--count", 10, "--non-persistent")
+    assert refused.returncode != 0 and "--no-restart" in refused.stderr, refused.stderr
+
+
 def test_a_backlog_left_in_a_running_broker_is_drained_by_a_second_run(broker_factory, unique):
     b = broker_factory()
     dest = unique()
