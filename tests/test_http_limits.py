@@ -4,6 +4,7 @@ carrier_refusals_total; the message rate per connection ([limits] max_messages_p
 covers POST sends with 429 + Retry-After, while other connections keep being served."""
 
 import http.client
+import itertools
 import json
 import re
 import time
@@ -19,11 +20,19 @@ def name():
     return f"h{uuid.uuid4().hex[:10]}"
 
 
+_scrape_sources = itertools.count(1)
+
+
 def refusals(broker, reason):
-    # Where exempt_loopback is false the test's own reads count against the per-source cap: a
-    # connection it has just closed may still be open on the broker's side (a 429): read again.
+    # Where exempt_loopback is false the test's own reads would count against the per-source cap
+    # (a connection it has just closed may still be open on the broker's side), and a refused read
+    # would add to the very count it reads: each read comes from a loopback address of its own.
     def scrape():
-        r = request(broker.http_port, "GET", "/metrics")
+        n = next(_scrape_sources)
+        c = http.client.HTTPConnection("127.0.0.1", broker.http_port, timeout=10,
+                                       source_address=(f"127.0.{100 + n // 250}.{1 + n % 250}", 0))
+        r = request(broker.http_port, "GET", "/metrics", conn=c)
+        c.close()
         return r if r.status == 200 else None
     text = wait_for(scrape, 10, "a /metrics read within the per-source cap").body.decode()
     m = re.search(r'^carrier_refusals_total\{reason="%s"\} (\d+)$' % reason, text, re.M)
