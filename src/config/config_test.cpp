@@ -520,6 +520,12 @@ TEST(ConfigParse, MemoryBudgetDefaultsToAQuarterOfRamAndTakesZero) {
   EXPECT_FALSE(parse_toml("[core]\nmemory_budget_bytes = \"1G\"\n", "t"));
 }
 
+TEST(ConfigParse, PageNonPersistentIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(parse_ok("").core.page_non_persistent);
+  EXPECT_FALSE(parse_ok("[core]\npage_non_persistent = false\n").core.page_non_persistent);
+  EXPECT_FALSE(parse_toml("[core]\npage_non_persistent = 0\n", "t"));
+}
+
 TEST(ConfigParse, Policies) {
   auto c = parse_ok(
       "[core]\nsweep_interval_ms = 250\nmemory_limit_bytes = 1048576\nmax_schedule_delay_ms = 86400000\n"
