@@ -226,6 +226,15 @@ class OwnerColdTail : public ::testing::Test {
     settle();
   }
   Broker& owner() { return *brokers_[model::owner_shard(destination_.key(), kShards).value()]; }
+  // Acks everything `c` has been given, on the queue's owner.
+  void ack_all(const broker_testing::Collector& c) {
+    std::vector<std::uint64_t> tags;
+    for (const auto& d : c.got) tags.push_back(d.tag);
+    on(model::owner_shard(kQueue.key(), kShards).value(), [&](Broker& b) {
+      b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr);
+    });
+    settle();
+  }
   Queue& queue() { return *owner().owned_queues().find(destination_.key())->queue; }
   std::vector<int> numbers(const broker_testing::Collector& c) const {
     std::vector<int> out;

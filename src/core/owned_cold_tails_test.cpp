@@ -250,10 +250,7 @@ TEST_F(OwnerColdTail, AcksOfScannedAndInMemoryMessagesNameTheirStoredCopies) {
   ASSERT_GT(queue().cold(), 250u);
   auto c = subscribe(AckMode::client_individual, 1000);
   ASSERT_EQ(c->got.size(), 300u);
-  std::vector<std::uint64_t> tags;
-  for (const auto& d : c->got) tags.push_back(d.tag);
-  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
-  settle();
+  ack_all(*c);
   EXPECT_EQ(store_.live(kQueue.key()), 0u);
   EXPECT_EQ(store_.ack_refs.wrong, 0u);
   EXPECT_EQ(store_.ack_refs.unnamed, 0u) << "the head that never went cold too: located once the store can scan";
@@ -282,10 +279,7 @@ TEST_F(OwnerColdTail, AcksOfRecoveredMessagesNameTheirStoredCopies) {
   }
   auto c = subscribe(AckMode::client_individual, 1000);
   ASSERT_EQ(c->got.size(), 200u);
-  std::vector<std::uint64_t> tags;
-  for (const auto& d : c->got) tags.push_back(d.tag);
-  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
-  settle();
+  ack_all(*c);
   EXPECT_EQ(store_.live(kQueue.key()), 0u);
   EXPECT_EQ(store_.ack_refs.wrong, 0u);
   EXPECT_EQ(store_.ack_refs.unnamed, 0u);
@@ -305,10 +299,7 @@ TEST_F(OwnerColdTail, DropsPurgesDeletesAndExpiriesOfColdMessagesNameTheirCopies
   send(1101, 1200);
   now_ += 2000;
   auto c = subscribe(AckMode::client_individual, 1000);  // the expired ones are acked as the scan reads them
-  std::vector<std::uint64_t> tags;
-  for (const auto& d : c->got) tags.push_back(d.tag);
-  on(owner().shard().value(), [&](Broker& b) { b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr); });
-  settle();
+  ack_all(*c);
   EXPECT_EQ(store_.live(kQueue.key()), 0u);
   destination_ = {DestinationKind::queue, "purged"};
   send(2001, 2300);

@@ -32,14 +32,6 @@ class SpilledMessages : public OwnerColdTail {
     for (auto& b : brokers_) n += b->context().counters.spilled;
     return n;
   }
-  void ack_all(const broker_testing::Collector& c) {
-    std::vector<std::uint64_t> tags;
-    for (const auto& d : c.got) tags.push_back(d.tag);
-    on(model::owner_shard(kQueue.key(), kShards).value(), [&](Broker& b) {
-      b.owned_queues().settle(kQueue.key(), last_id_, tags, true, true, {}, nullptr);
-    });
-    settle();
-  }
 };
 
 TEST_F(SpilledMessages, UnderTheBudgetTheyStayInMemoryAndAreNeverStored) {
