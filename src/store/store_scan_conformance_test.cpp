@@ -1,8 +1,8 @@
 // Store::scan, one test body run against every backend that can scan (memory, log, sqlite, and
-// postgres when CARRIER_TEST_POSTGRES_URL names a server), like store_conformance_test.cpp,
-// whose fixture this one follows (kept apart: that file is at its size limit). What only the
-// journal has (its catalog cache, the fallback from a damaged index) is in
-// log/log_store_scan_test.cpp.
+// postgres when CARRIER_TEST_POSTGRES_URL names a server), like the conformance suite
+// (store_conformance_test.cpp and store_read_conformance_test.cpp), whose fixture
+// (store_conformance_fixture.hpp) this one follows. What only the journal has (its catalog cache,
+// the fallback from a damaged index) is in log/log_store_scan_test.cpp.
 
 #include <gtest/gtest.h>
 

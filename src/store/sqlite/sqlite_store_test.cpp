@@ -1,5 +1,6 @@
 // What only the SQLite store has: its schema and versions, its lock, rows that do not decode.
-// Everything the Store contract says is in store_conformance_test.cpp.
+// Everything the Store contract says is in store_conformance_test.cpp and
+// store_read_conformance_test.cpp.
 
 #include "store/sqlite/sqlite_store.hpp"
 
