@@ -235,6 +235,9 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
       if (self->is_closing()) co_return;
       if (self->is_paused()) continue;
       self->deliver_input(self->read_buffer_);
+      // What came while paused (a SUBSCRIBE pipelined behind its CONNECT, say) may have been
+      // the last for a while: an idle connection must not wait holding a busy-sized buffer.
+      quiet = self->settle_read_buffer(0);
       continue;
     }
     boost::system::error_code ec;
@@ -286,13 +289,16 @@ asio::awaitable<void> Connection::read_loop(std::shared_ptr<Connection> self) {
     if (self->is_closing()) co_return;
     if (!self->heard_) self->first_bytes();
     self->deliver_input(self->read_buffer_);
-    // Nothing left over: give the buffer back if the connection went quiet (a small read) or
-    // the buffer grew large for one big frame.
-    quiet = self->read_buffer_.empty() && n < kKeepBufferAbove && !self->stream_.is_tls();
-    if (quiet || (self->read_buffer_.empty() && n < kKeepBufferAbove) || (self->read_buffer_.empty() && self->read_buffer_.capacity() > 4 * kReadChunk)) {
-      std::string().swap(self->read_buffer_);
-    }
+    quiet = self->settle_read_buffer(n);
   }
+}
+
+bool Connection::settle_read_buffer(std::size_t last_read) {
+  // Nothing left over: give the buffer back if the connection went quiet (a small read) or
+  // the buffer grew large for one big frame.
+  if (!read_buffer_.empty()) return false;
+  if (last_read < kKeepBufferAbove || read_buffer_.capacity() > 4 * kReadChunk) std::string().swap(read_buffer_);
+  return last_read < kKeepBufferAbove && !stream_.is_tls();
 }
 
 asio::awaitable<void> Connection::write_loop(std::shared_ptr<Connection> self) {

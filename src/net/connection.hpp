@@ -45,6 +45,9 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
   };
   static TlsHandshakeCounts tls_handshakes();
 
+  // Bytes the read buffer holds allocated: none while the connection is quiet.
+  std::size_t read_buffer_capacity() const { return read_buffer_.capacity(); }
+
   using Transport::close_after_flush;
   void close_after_flush(std::chrono::milliseconds grace) override;
 
@@ -56,6 +59,9 @@ class Connection : public Transport, public std::enable_shared_from_this<Connect
   void start_loops();
   void first_bytes();
   static asio::awaitable<void> read_loop(std::shared_ptr<Connection> self);
+  // After input was handed to the session: releases the read buffer if nothing is left in it
+  // and the last read was small (or it grew huge); true when the next read may wait quietly.
+  bool settle_read_buffer(std::size_t last_read);
   static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self);
   // Each loop's end: the last one lets go of the session.
   void loop_ended(std::exception_ptr e);

@@ -31,6 +31,36 @@ class EchoHandler : public TransportHandler {
   std::shared_ptr<Transport> transport_;
 };
 
+// Takes four bytes, then pauses reading and leaves the rest, as a session does with what a
+// client pipelined behind a CONNECT it is still authenticating; takes everything once resumed.
+class PausingHandler : public TransportHandler {
+ public:
+  explicit PausingHandler(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {
+    transport_->set_handler(this);
+  }
+  ~PausingHandler() override {
+    if (transport_->handler() == this) transport_->set_handler(nullptr);
+  }
+  void on_data(std::string& buffer) override {
+    if (!paused_once_) {
+      paused_once_ = true;
+      taken += buffer.substr(0, 4);
+      buffer.erase(0, 4);
+      transport_->pause_reading();
+      return;
+    }
+    taken += buffer;
+    buffer.clear();
+  }
+  void on_closed() override {}
+  void shutdown() override { transport_->close_after_flush(); }
+  std::string taken;
+
+ private:
+  std::shared_ptr<Transport> transport_;
+  bool paused_once_ = false;
+};
+
 class ConnectionTest : public ::testing::Test {
  protected:
   ConnectionTest() : acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)), client_(io_) {
@@ -87,6 +117,32 @@ TEST_F(ConnectionTest, ShutdownSaysGoodbyeThroughTheSessionThenCloses) {
   io_.poll();
   EXPECT_TRUE(watch.expired());
   EXPECT_EQ(connection_->handler(), nullptr);
+}
+
+TEST_F(ConnectionTest, AnIdleConnectionHoldsNoReadBufferAfterInputThatWaitedOutAPause) {
+  auto handler = std::make_shared<PausingHandler>(connection_);
+  auto* raw = handler.get();
+  connection_->start(std::move(handler));
+  asio::write(client_, asio::buffer(std::string("CONNSUBSCRIBE")));
+  while (raw->taken.empty() && io_.run_one_for(std::chrono::seconds(5)) != 0) {
+  }
+  ASSERT_EQ(raw->taken, "CONN");
+  ASSERT_TRUE(connection_->is_paused());
+
+  connection_->resume_reading();
+  while (raw->taken.size() < 13 && io_.run_one_for(std::chrono::seconds(5)) != 0) {
+  }
+  io_.poll();  // the reader goes back to waiting for the next bytes
+  EXPECT_EQ(raw->taken, "CONNSUBSCRIBE");
+  // Waiting with a read chunk allocated would cost every such idle client 64 KiB.
+  EXPECT_LT(connection_->read_buffer_capacity(), 1024u);
+
+  asio::write(client_, asio::buffer(std::string("MORE")));  // and it still reads
+  while (raw->taken.size() < 17 && io_.run_one_for(std::chrono::seconds(5)) != 0) {
+  }
+  EXPECT_EQ(raw->taken, "CONNSUBSCRIBEMORE");
+  connection_->close();
+  io_.poll();
 }
 
 }  // namespace
