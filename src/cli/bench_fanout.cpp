@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -217,9 +218,15 @@ void Fanout::publish() {
     message = mqtt_packet(0x30, p + body);
   }
   std::string batch;
-  constexpr std::uint64_t kBatch = 64;
+  // Paced, a batch goes every 10 ms or so, each at the time its first message is due.
+  const std::uint64_t kBatch =
+      o_.rate > 0 ? std::clamp<std::uint64_t>(static_cast<std::uint64_t>(o_.rate / 100), 1, 64) : 64;
   first_send_ = Clock::now();
   for (std::uint64_t i = 0; i < o_.count; i += kBatch) {
+    if (o_.rate > 0) {
+      std::this_thread::sleep_until(first_send_ + std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(static_cast<double>(i) / o_.rate)));
+    }
     batch.clear();
     for (std::uint64_t k = i; k < std::min(o_.count, i + kBatch); ++k) batch += message;
     if (!write_all(fd, batch)) {
@@ -372,6 +379,9 @@ void add_fanout_command(CLI::App& bench) {
   cmd->add_option("--subscribers", raw->o.subscribers, "Subscriber connections (default 10000)");
   cmd->add_option("--count", raw->o.count, "Messages published (default 100)");
   cmd->add_option("--size", raw->o.size, "Body bytes (default 256)");
+  cmd->add_option("--rate", raw->o.rate,
+                  "Messages published per second (default 0: as fast as the broker reads them); "
+                  "a rate the subscribers keep up with measures delivery without a backlog");
   cmd->add_option("--topic", raw->o.topic, "Topic name, without /topic/ (default bench.fanout)");
   cmd->add_option("--pid", raw->pid, "The broker's process id: its CPU time per delivery is reported");
   cmd->add_option("--drain-timeout", raw->o.drain_timeout_s, "Give up after this long without a delivery (10 s)");
@@ -398,6 +408,7 @@ void add_fanout_command(CLI::App& bench) {
     }
     if (raw->pid > 0) o.pid = raw->pid;
     if (o.subscribers == 0 || o.count == 0) usage("--subscribers and --count must be at least 1");
+    if (!(o.rate >= 0 && o.rate <= 1e9)) usage("--rate must be between 0 and 1e9");
     if (!is_loopback(o.host)) usage("--server must be a loopback address");
     if (o.vhost.empty()) o.vhost = o.host;
     std::exit(run_fanout(o));

@@ -25,6 +25,7 @@ struct FanoutOptions {
   unsigned subscribers = 10000;
   std::uint64_t count = 100;     // messages published
   std::size_t size = 256;        // body bytes
+  double rate = 0;               // messages published per second; 0: as fast as the broker reads
   std::string topic = "bench.fanout";
   std::optional<int> pid;        // the broker's: its CPU time is read around the run
   double drain_timeout_s = 10;   // give up after this long without a delivery
