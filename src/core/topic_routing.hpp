@@ -87,6 +87,7 @@ class TopicRouting {
     // Topic names whose keys this subscription marked in DestinationPressure while over its
     // backlog bound: all cleared together below 90% of it, or when it goes.
     std::unordered_set<std::string> pressing = {};
+    std::uint64_t marked_in = 0;  // the enqueue() call that last listed its queue to dispatch
   };
 
   // Matches a scheduled topic message now that it is due, and routes it.
@@ -113,6 +114,7 @@ class TopicRouting {
   DestinationTree index_;  // replica: every topic subscription
   std::unordered_map<ConsumerId, TopicSubscription> private_;
   std::uint64_t backlog_dropped_ = 0;
+  std::uint64_t enqueue_calls_ = 0;
 };
 
 }  // namespace carrier::core

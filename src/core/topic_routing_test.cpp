@@ -30,6 +30,45 @@ TEST_F(BrokerTest, TopicFanOutWithWildcardsAcrossShards) {
   EXPECT_TRUE(c->got.empty());
 }
 
+// Counts the calls as well as the deliveries.
+struct CountingCollector : Collector {
+  int calls = 0;
+  void deliver(ConsumerId id, std::vector<Delivery> batch) override {
+    ++calls;
+    Collector::deliver(id, std::move(batch));
+  }
+};
+
+// A batch of messages, listed by the router message by message with all their subscribers,
+// reaches each subscriber in order and in one delivery.
+TEST_F(BrokerTest, ABatchFansOutToEachSubscriberInOrderAndAtOnce) {
+  std::vector<std::shared_ptr<CountingCollector>> subs;
+  const std::vector<std::pair<int, std::string>> filters = {{0, "t.a"}, {0, "t.*"}, {0, "t.a"}, {1, "t.*"}, {0, "t.b"}};
+  for (const auto& [shard, filter] : filters) {
+    subs.push_back(std::make_shared<CountingCollector>());
+    auto c = subs.back();
+    on(shard, [&](Broker& br) {
+      (void)br.subscribe({{DestinationKind::topic, filter}, AckMode::auto_ack, 0, c}, nullptr);
+    });
+  }
+  std::vector<MessagePtr> batch;
+  std::vector<std::string> to_a, to_b, to_all;
+  for (int i = 0; i < 20; ++i) {
+    const std::string topic = i % 3 == 0 ? "t.b" : "t.a";
+    const std::string body = std::to_string(i);
+    batch.push_back(make(body, {DestinationKind::topic, topic}));
+    (topic == "t.a" ? to_a : to_b).push_back(body);
+    to_all.push_back(body);
+  }
+  on(2, [&](Broker& br) { br.send(batch, nullptr); });
+  EXPECT_EQ(subs[0]->bodies(), to_a);
+  EXPECT_EQ(subs[1]->bodies(), to_all);
+  EXPECT_EQ(subs[2]->bodies(), to_a);
+  EXPECT_EQ(subs[3]->bodies(), to_all);
+  EXPECT_EQ(subs[4]->bodies(), to_b);
+  for (const auto& c : subs) EXPECT_EQ(c->calls, 1) << "each subscriber's messages are dispatched together";
+}
+
 // A receipt for a persistent topic message due later means it is in the store: in a reserved
 // queue of its own until due, then, in one batch, out of it and into each durable subscription.
 TEST_F(BrokerTest, ScheduledPersistentTopicMessageIsStoredUntilDue) {
