@@ -227,8 +227,9 @@ int serve(const config::Flags& flags) {
   // a protocol's own records (MQTT's sessions) to that protocol.
   std::size_t recovered = 0;
   notify_status("recovering the store");
-  log->info("recovering the {} store", cfg->store.kind);
+  // Read before the line is logged: a pause right after it (a SIGSTOP on that cue) still counts.
   auto last_progress = std::chrono::steady_clock::now();
+  log->info("recovering the {} store", cfg->store.kind);
   store::RecoverOptions recover_options;
   // Queues and durable subscriptions may come back as summaries, read back when needed; the
   // special keys (definitions, retained, scheduled topics, protocols' state) always in full.
