@@ -395,6 +395,9 @@ void add_destinations_command(CLI::App& bench) {
   cmd->add_flag("--no-restart", raw->no_restart, "Do not restart the broker at the end");
   cmd->add_option("--store", raw->o.store, "This carrier's --store (default log)");
   cmd->add_option("--settle", raw->o.settle_s, "Seconds to wait before each memory reading (default 1)");
+  cmd->add_option("--start-timeout", raw->o.start_timeout_s,
+                  "Give up if the broker does not answer STOMP CONNECT this long after its start or its restart "
+                  "(default 120 s)");
   add_bench_client_flags(*cmd, raw->o.login, raw->o.passcode, raw->o.vhost, raw->o.json, raw->o.quiet, false);
   cmd->callback([raw] {
     DestinationsOptions o = raw->o;
