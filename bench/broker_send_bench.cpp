@@ -88,6 +88,56 @@ void run(benchmark::State& state, DestinationKind kind) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// auto_ack: the session acks once the delivery is written, so the core holds it until then.
+struct Counter : Consumer {
+  ConsumerId id;
+  std::uint64_t delivered = 0;
+  std::vector<std::uint64_t> written;
+  void deliver(ConsumerId, std::vector<Delivery> batch) override {
+    delivered += batch.size();
+    for (const auto& d : batch) written.push_back(d.tag);
+  }
+};
+
+// Topic fan-out in the core alone: state.range(0) plain auto-ack subscribers, a batch of
+// state.range(1) messages per send (what one read of a publisher's socket hands over). The cost
+// per delivery against the subscriber count is what `carrier bench fanout` measures end to
+// end; here without sockets, codecs or a second shard.
+void BM_TopicFanOut(benchmark::State& state) {
+  LoopExecutor ex;
+  NullStore store;
+  MemoryGauge memory;
+  Broker broker(ShardId(0), ex, store, Options{}, {}, &memory);
+  broker.set_peers({&broker});
+  const Destination d{DestinationKind::topic, "bench.fanout"};
+  std::vector<std::shared_ptr<Counter>> subscribers;
+  for (std::int64_t i = 0; i < state.range(0); ++i) {
+    subscribers.push_back(std::make_shared<Counter>());
+    subscribers.back()->id = *broker.subscribe({d, AckMode::auto_ack, 0, subscribers.back()}, nullptr);
+  }
+  ex.drain();
+  std::uint64_t deliveries = 0;
+  for (auto _ : state) {
+    std::vector<MessagePtr> batch;
+    for (std::int64_t i = 0; i < state.range(1); ++i) batch.push_back(make_message(d));
+    broker.send(std::move(batch), nullptr);
+    ex.drain();
+    for (auto& s : subscribers) {
+      if (s->written.empty()) continue;
+      broker.ack(s->id, std::move(s->written), nullptr);
+      s->written.clear();
+    }
+    ex.drain();
+    deliveries += static_cast<std::uint64_t>(state.range(0) * state.range(1));
+  }
+  std::uint64_t got = 0;
+  for (const auto& s : subscribers) got += s->delivered;
+  if (got != deliveries) state.SkipWithError("a delivery went missing");
+  state.SetItemsProcessed(static_cast<std::int64_t>(deliveries));
+  state.counters["ns_per_delivery"] = benchmark::Counter(
+      static_cast<double>(deliveries), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void BM_QueueSendDispatchAck(benchmark::State& state) { run(state, DestinationKind::queue); }
 void BM_TopicSendDispatchAck(benchmark::State& state) { run(state, DestinationKind::topic); }
 
@@ -95,3 +145,10 @@ void BM_TopicSendDispatchAck(benchmark::State& state) { run(state, DestinationKi
 
 BENCHMARK(BM_QueueSendDispatchAck)->Arg(1)->Arg(4);
 BENCHMARK(BM_TopicSendDispatchAck)->Arg(1)->Arg(4);
+BENCHMARK(BM_TopicFanOut)
+    ->Args({4, 64})
+    ->Args({100, 64})
+    ->Args({1000, 64})
+    ->Args({10000, 64})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kMillisecond);

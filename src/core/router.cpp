@@ -17,22 +17,30 @@ using model::ShardId;
 void Router::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& to_queues, ToPrivate& to_private,
                   std::vector<MessagePtr>& retained, store::Batch& batch, std::vector<bool>* unmatched) {
   std::vector<TopicSubscriber> matched;
+  const std::string* matched_for = nullptr;  // the topic `matched` is for: a batch's messages share theirs
   if (unmatched != nullptr) unmatched->assign(messages.size(), false);
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const auto& m = messages[i];
     if (m->destination.kind == DestinationKind::topic) {
       if (m->retain) retained.push_back(m);
-      matched.clear();
-      topics_.match(m->destination.name, matched);
+      if (matched_for == nullptr || *matched_for != m->destination.name) {
+        matched.clear();
+        topics_.match(m->destination.name, matched);
+        matched_for = &m->destination.name;
+      }
+      // Room for this message's subscribers and, if they all go to the same topic, the rest's.
+      if (to_private.capacity() - to_private.size() < matched.size()) {
+        to_private.reserve(to_private.size() + matched.size() * (messages.size() - i));
+      }
       bool taken = false;
-      for (auto& s : matched) {
+      for (const auto& s : matched) {
         if (!topics_.selected(s, *m)) continue;
         taken = true;
         if (s.queue_key.empty()) {
-          to_private.emplace_back(std::move(s), m);
+          to_private.push_back(PrivateDelivery{s.id, s.home, m});
         } else {
           if (m->persistent && s.durable) batch.push_back(store::Record::added(s.queue_key, m));
-          to_queues.push_back(Routed{std::move(s.queue_key), m});
+          to_queues.push_back(Routed{s.queue_key, m});
         }
       }
       if (unmatched != nullptr) (*unmatched)[i] = !taken;
@@ -135,7 +143,12 @@ void Router::route(std::vector<Routed> to_queues, ToPrivate to_private, Completi
     }
   }
   std::vector<std::vector<std::pair<ConsumerId, MessagePtr>>> by_home(n);
-  for (auto& [s, m] : to_private) by_home[s.home.value()].emplace_back(s.id, std::move(m));
+  if (!to_private.empty()) {
+    std::vector<std::size_t> per_home(n, 0);
+    for (const auto& d : to_private) ++per_home[d.home.value()];
+    for (std::size_t s = 0; s < n; ++s) by_home[s].reserve(per_home[s]);
+  }
+  for (auto& d : to_private) by_home[d.home.value()].emplace_back(d.id, std::move(d.message));
   for (std::size_t s = 0; s < n; ++s) {
     if (by_home[s].empty()) continue;
     if (s == shard_.self.value()) {

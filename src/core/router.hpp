@@ -20,7 +20,14 @@ class TopicRouting;
 // Runs on: its shard.
 class Router {
  public:
-  using ToPrivate = std::vector<std::pair<TopicSubscriber, model::MessagePtr>>;
+  // A message for a private (plain) topic subscription: one per subscriber and message, so
+  // kept small (a fan-out to 10,000 lists 640,000 of them for a batch of 64).
+  struct PrivateDelivery {
+    ConsumerId id;
+    model::ShardId home;
+    model::MessagePtr message;
+  };
+  using ToPrivate = std::vector<PrivateDelivery>;
 
   Router(ShardContext& shard, OwnedQueues& queues, TopicRouting& topics)
       : shard_(shard), queues_(queues), topics_(topics) {}
