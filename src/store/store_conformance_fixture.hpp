@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,21 +39,25 @@ inline std::string fresh_schema() {
   return "conformance_" + std::to_string(random() % 1000000000000ull);
 }
 
+// The options of a conformance test's store: `kind` in `dir`, on its own PostgreSQL schema.
+inline Options conformance_options(const std::string& kind, const std::filesystem::path& dir,
+                                   std::uint64_t segment_bytes, const std::string& schema) {
+  Options o;
+  o.kind = kind;
+  o.data_dir = dir;
+  if (segment_bytes != 0) o.segment_bytes = segment_bytes;
+  if (o.kind == "postgres") {
+    o.postgres_url = postgres_url();
+    o.postgres_schema = schema;
+  }
+  return o;
+}
+
 class StoreConformance : public ::testing::TestWithParam<const char*> {
  protected:
   bool durable() const { return std::string(GetParam()) != "memory"; }
 
-  Options options() const {
-    Options o;
-    o.kind = GetParam();
-    o.data_dir = dir_.path();
-    if (segment_bytes_ != 0) o.segment_bytes = segment_bytes_;
-    if (o.kind == "postgres") {
-      o.postgres_url = postgres_url();
-      o.postgres_schema = schema_;
-    }
-    return o;
-  }
+  Options options() const { return conformance_options(GetParam(), dir_.path(), segment_bytes_, schema_); }
 
   // open → recover → start; returns what recover() visited.
   std::vector<RecoveredMessage> start_store(const RecoverOptions& recover_options = {}) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "store/store.hpp"
+#include "store/store_conformance_fixture.hpp"
 #include "store/test_support.hpp"
 
 namespace carrier::store {
@@ -26,12 +27,9 @@ using testing::make_message;
 using testing::Outcomes;
 using testing::TempDir;
 
-const char* scan_postgres_url() { return std::getenv("CARRIER_TEST_POSTGRES_URL"); }
-
-std::string scan_schema() {
-  static std::mt19937_64 random{std::random_device{}()};
-  return "scan_" + std::to_string(random() % 1000000000000ull);
-}
+using testing::conformance_options;
+using testing::fresh_schema;
+using testing::postgres_url;
 
 // make_message(n) with the given priority instead of n % 10.
 model::MessagePtr message_at(std::uint64_t n, std::uint8_t priority, std::string body = "body") {
@@ -44,17 +42,7 @@ class ScanConformance : public ::testing::TestWithParam<const char*> {
  protected:
   bool durable() const { return std::string(GetParam()) != "memory"; }
 
-  Options options() const {
-    Options o;
-    o.kind = GetParam();
-    o.data_dir = dir_.path();
-    if (segment_bytes_ != 0) o.segment_bytes = segment_bytes_;
-    if (o.kind == "postgres") {
-      o.postgres_url = scan_postgres_url();
-      o.postgres_schema = schema_;
-    }
-    return o;
-  }
+  Options options() const { return conformance_options(GetParam(), dir_.path(), segment_bytes_, schema_); }
 
   std::vector<RecoveredMessage> start_store() {
     std::vector<RecoveredMessage> recovered;
@@ -145,7 +133,7 @@ class ScanConformance : public ::testing::TestWithParam<const char*> {
   }
 
   TempDir dir_;
-  const std::string schema_ = scan_schema();
+  const std::string schema_ = fresh_schema();
   std::uint64_t segment_bytes_ = 0;
   std::unique_ptr<Store> store_;
 };
@@ -399,7 +387,7 @@ TEST_P(ScanConformance, AfterCloseAScanAnswersShuttingDown) {
 
 std::vector<const char*> scan_backends() {
   std::vector<const char*> kinds = {"memory", "log", "sqlite"};
-  if (scan_postgres_url() != nullptr) kinds.push_back("postgres");
+  if (postgres_url() != nullptr) kinds.push_back("postgres");
   return kinds;
 }
 
