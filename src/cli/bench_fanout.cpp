@@ -219,21 +219,21 @@ void Fanout::publish() {
   }
   std::string batch;
   // Paced, a batch goes every 10 ms or so, each at the time its first message is due.
-  const std::uint64_t kBatch =
+  const std::uint64_t per_write =
       o_.rate > 0 ? std::clamp<std::uint64_t>(static_cast<std::uint64_t>(o_.rate / 100), 1, 64) : 64;
   first_send_ = Clock::now();
-  for (std::uint64_t i = 0; i < o_.count; i += kBatch) {
+  for (std::uint64_t i = 0; i < o_.count; i += per_write) {
     if (o_.rate > 0) {
       std::this_thread::sleep_until(first_send_ + std::chrono::duration_cast<Clock::duration>(
                                                       std::chrono::duration<double>(static_cast<double>(i) / o_.rate)));
     }
     batch.clear();
-    for (std::uint64_t k = i; k < std::min(o_.count, i + kBatch); ++k) batch += message;
+    for (std::uint64_t k = i; k < std::min(o_.count, i + per_write); ++k) batch += message;
     if (!write_all(fd, batch)) {
       r_.errors.push_back(fmt::format("publisher: write: {}", std::strerror(errno)));
       break;
     }
-    published_.store(std::min(o_.count, i + kBatch), std::memory_order_relaxed);
+    published_.store(std::min(o_.count, i + per_write), std::memory_order_relaxed);
   }
   // The broker read everything once it answers what was sent after it.
   in.clear();

@@ -9,38 +9,39 @@
 namespace carrier::net {
 namespace {
 
-// Echoes what it reads; counts closes.
-class EchoHandler : public TransportHandler {
+// A handler attached to its transport for its lifetime, as sessions are.
+class AttachedHandler : public TransportHandler {
  public:
-  explicit EchoHandler(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {
+  explicit AttachedHandler(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {
     transport_->set_handler(this);
   }
-  ~EchoHandler() override {
+  ~AttachedHandler() override {
     if (transport_->handler() == this) transport_->set_handler(nullptr);
   }
+  void shutdown() override { transport_->close_after_flush(); }
+
+ protected:
+  std::shared_ptr<Transport> transport_;
+};
+
+// Echoes what it reads; counts closes.
+class EchoHandler : public AttachedHandler {
+ public:
+  using AttachedHandler::AttachedHandler;
   void on_data(std::string& buffer) override {
     transport_->out() += buffer;
     buffer.clear();
     transport_->flush();
   }
   void on_closed() override { ++closes; }
-  void shutdown() override { transport_->close_after_flush(); }
   int closes = 0;
-
- private:
-  std::shared_ptr<Transport> transport_;
 };
 
 // Takes four bytes, then pauses reading and leaves the rest, as a session does with what a
 // client pipelined behind a CONNECT it is still authenticating; takes everything once resumed.
-class PausingHandler : public TransportHandler {
+class PausingHandler : public AttachedHandler {
  public:
-  explicit PausingHandler(std::shared_ptr<Transport> transport) : transport_(std::move(transport)) {
-    transport_->set_handler(this);
-  }
-  ~PausingHandler() override {
-    if (transport_->handler() == this) transport_->set_handler(nullptr);
-  }
+  using AttachedHandler::AttachedHandler;
   void on_data(std::string& buffer) override {
     if (!paused_once_) {
       paused_once_ = true;
@@ -53,11 +54,9 @@ class PausingHandler : public TransportHandler {
     buffer.clear();
   }
   void on_closed() override {}
-  void shutdown() override { transport_->close_after_flush(); }
   std::string taken;
 
  private:
-  std::shared_ptr<Transport> transport_;
   bool paused_once_ = false;
 };
 
