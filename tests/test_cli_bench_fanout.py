@@ -1,5 +1,5 @@
 """`carrier bench fanout` against the real binary: every subscriber gets every message, over STOMP
-and MQTT, paced or not, and the broker's CPU is read when its pid is given. Rates are never
+and MQTT, paced or not, and the broker's CPU (user and system apart) and page faults are read when its pid is given. Rates are never
 asserted (docs/performance.md measures them); what is checked is that the count is exact and
 the report complete."""
 
@@ -27,6 +27,11 @@ def test_every_subscriber_gets_every_message(broker_factory, unique, protocol):
     assert report["ok"] and report["errors"] == []
     assert (report["published"], report["expected"], report["received"]) == (40, 2000, 2000)
     assert report["broker_cpu_s"] is not None and report["broker_cpu_s"] >= 0
+    # CPU is reported split, user and system (the kernel's share is what grows with subscribers).
+    user, system = report["broker_user_ns_per_delivery"], report["broker_system_ns_per_delivery"]
+    assert user >= 0 and system >= 0
+    assert user + system == pytest.approx(report["broker_cpu_ns_per_delivery"])
+    assert isinstance(report["broker_page_faults"], int) and report["broker_page_faults"] >= 0
 
 
 def test_a_paced_publisher_sends_at_its_rate(broker_factory, unique):

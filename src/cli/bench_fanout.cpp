@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -30,28 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kReplyTimeout = std::chrono::seconds(30);
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-// utime + stime of a process, in seconds (fields 14 and 15 of /proc/PID/stat).
-std::optional<double> cpu_seconds(int pid) {
-  const auto text = read_text(fmt::format("/proc/{}/stat", pid));
-  if (!text) return std::nullopt;
-  const auto close = text->rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::vector<std::string_view> fields;
-  std::string_view rest = std::string_view(*text).substr(close + 2);
-  while (!rest.empty() && fields.size() < 13) {
-    const auto space = rest.find(' ');
-    fields.push_back(rest.substr(0, space));
-    if (space == std::string_view::npos) break;
-    rest.remove_prefix(space + 1);
-  }
-  if (fields.size() < 13) return std::nullopt;
-  // After the name: state is field 3, so utime (14) and stime (15) are the 12th and 13th here.
-  unsigned long long utime = 0, stime = 0;
-  (void)std::from_chars(fields[11].data(), fields[11].data() + fields[11].size(), utime);
-  (void)std::from_chars(fields[12].data(), fields[12].data() + fields[12].size(), stime);
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
 
 void put_string(std::string& out, std::string_view s) {
   out.push_back(static_cast<char>(s.size() >> 8));
@@ -273,7 +250,7 @@ int Fanout::run() {
       ev.data.u64 = i;
       ::epoll_ctl(ep, EPOLL_CTL_ADD, fds_[i], &ev);
     }
-    const auto cpu_before = o_.pid ? cpu_seconds(*o_.pid) : std::nullopt;
+    const auto usage_before = o_.pid ? read_process_usage(*o_.pid) : std::nullopt;
     r_.expected = static_cast<std::uint64_t>(o_.subscribers) * o_.count;
     std::thread publisher([this] { publish(); });
     auto last_delivery = Clock::now();
@@ -312,8 +289,8 @@ int Fanout::run() {
     r_.published = published_.load();
     r_.deliver_s = seconds_between(first_send_, last_delivery);
     r_.publish_s = seconds_between(first_send_, last_confirm_);
-    if (cpu_before) {
-      if (const auto after = cpu_seconds(*o_.pid)) r_.broker_cpu_s = *after - *cpu_before;
+    if (usage_before) {
+      if (const auto after = read_process_usage(*o_.pid)) r_.broker = *after - *usage_before;
     }
     ::close(ep);
   }
@@ -325,6 +302,10 @@ int Fanout::run() {
   return r_.errors.empty() ? kExitOk : kExitFailure;
 }
 
+}  // namespace
+
+namespace {
+nlohmann::json or_null(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 }  // namespace
 
 nlohmann::json to_json(const FanoutResult& r) {
@@ -339,9 +320,11 @@ nlohmann::json to_json(const FanoutResult& r) {
                    {"publish_s", r.publish_s},
                    {"deliver_s", r.deliver_s},
                    {"deliveries_per_s", r.deliveries_per_s()},
-                   {"broker_cpu_s", r.broker_cpu_s ? nlohmann::json(*r.broker_cpu_s) : nlohmann::json(nullptr)},
-                   {"broker_cpu_ns_per_delivery",
-                    r.cpu_ns_per_delivery() ? nlohmann::json(*r.cpu_ns_per_delivery()) : nlohmann::json(nullptr)},
+                   {"broker_cpu_s", or_null(r.broker_cpu_s())},
+                   {"broker_cpu_ns_per_delivery", or_null(r.cpu_ns_per_delivery())},
+                   {"broker_user_ns_per_delivery", or_null(r.per_delivery_ns(&ProcessUsage::user_s))},
+                   {"broker_system_ns_per_delivery", or_null(r.per_delivery_ns(&ProcessUsage::system_s))},
+                   {"broker_page_faults", r.broker ? nlohmann::json(r.broker->minor_faults) : nlohmann::json(nullptr)},
                    {"errors", r.errors},
                    {"ok", r.errors.empty() && r.received == r.expected}};
   return j;
@@ -354,7 +337,9 @@ std::string to_text(const FanoutResult& r) {
   s += fmt::format("  subscribed in {:.2f} s; published in {:.2f} s; delivered in {:.2f} s: {:.0f} deliveries/s\n",
                    r.subscribe_s, r.publish_s, r.deliver_s, r.deliveries_per_s());
   if (const auto ns = r.cpu_ns_per_delivery()) {
-    s += fmt::format("  broker CPU {:.2f} s: {:.0f} ns per delivery\n", *r.broker_cpu_s, *ns);
+    s += fmt::format("  broker CPU {:.2f} s: {:.0f} ns per delivery ({:.0f} user, {:.0f} system), {} page faults\n",
+                     *r.broker_cpu_s(), *ns, *r.per_delivery_ns(&ProcessUsage::user_s),
+                     *r.per_delivery_ns(&ProcessUsage::system_s), r.broker->minor_faults);
   }
   for (const auto& e : r.errors) s += "  error: " + e + "\n";
   return s;

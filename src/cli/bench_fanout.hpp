@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_options.hpp"
+#include "cli/bench_process.hpp"
 
 namespace carrier::cli::bench {
 
@@ -43,13 +44,23 @@ struct FanoutResult {
   double subscribe_s = 0;        // connecting and subscribing them all
   double publish_s = 0;          // first send to the broker's confirmation of the last
   double deliver_s = 0;          // first send to the last delivery
-  std::optional<double> broker_cpu_s;  // utime + stime of --pid over the run
+  // What --pid spent over the run: user and system CPU apart, since the kernel's share (socket
+  // writes, first touches of pages) is what grows with the subscriber count.
+  std::optional<ProcessUsage> broker;
   std::vector<std::string> errors;
 
   double deliveries_per_s() const { return deliver_s > 0 ? static_cast<double>(received) / deliver_s : 0; }
+  std::optional<double> broker_cpu_s() const {
+    if (!broker) return std::nullopt;
+    return broker->user_s + broker->system_s;
+  }
   std::optional<double> cpu_ns_per_delivery() const {
-    if (!broker_cpu_s || received == 0) return std::nullopt;
-    return *broker_cpu_s * 1e9 / static_cast<double>(received);
+    if (!broker || received == 0) return std::nullopt;
+    return *broker_cpu_s() * 1e9 / static_cast<double>(received);
+  }
+  std::optional<double> per_delivery_ns(double ProcessUsage::*part) const {
+    if (!broker || received == 0) return std::nullopt;
+    return (*broker).*part * 1e9 / static_cast<double>(received);
   }
 };
 

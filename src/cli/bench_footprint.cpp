@@ -103,6 +103,30 @@ std::optional<int> parse_stat_ppid(std::string_view text) {
   return ppid;
 }
 
+std::optional<ProcessTimes> parse_stat_times(std::string_view text) {
+  const auto close = text.rfind(')');
+  if (close == std::string_view::npos || close + 2 > text.size()) return std::nullopt;
+  // After the name: state is field 3, so minflt (10), utime (14) and stime (15) are the 8th,
+  // 12th and 13th here. Fields before them may be negative (tpgid), so only these are parsed.
+  std::string_view rest = text.substr(close + 2);
+  std::string_view fields[13];
+  for (auto& field : fields) {
+    if (rest.empty()) return std::nullopt;
+    const auto space = rest.find(' ');
+    field = rest.substr(0, space);
+    rest.remove_prefix(space == std::string_view::npos ? rest.size() : space + 1);
+  }
+  const auto number = [](std::string_view f) -> std::optional<std::uint64_t> {
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+    if (ec != std::errc() || end != f.data() + f.size()) return std::nullopt;
+    return v;
+  };
+  const auto faults = number(fields[7]), user = number(fields[11]), system = number(fields[12]);
+  if (!faults || !user || !system) return std::nullopt;
+  return ProcessTimes{.user_ticks = *user, .system_ticks = *system, .minor_faults = *faults};
+}
+
 HandshakeReply parse_handshake_reply(Protocol protocol, std::string_view bytes) {
   HandshakeReply reply;
   if (protocol == Protocol::mqtt) {

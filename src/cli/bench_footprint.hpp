@@ -37,6 +37,15 @@ void add(MemorySample& total, const MemorySample& one);
 // The parent pid in one /proc/<pid>/stat text (the command name may hold spaces and parens).
 std::optional<int> parse_stat_ppid(std::string_view text);
 
+// What a process has spent so far, from the same text: CPU in clock ticks (utime, stime) and
+// minor page faults (minflt; each first touch of a fresh page is one).
+struct ProcessTimes {
+  std::uint64_t user_ticks = 0;
+  std::uint64_t system_ticks = 0;
+  std::uint64_t minor_faults = 0;
+};
+std::optional<ProcessTimes> parse_stat_times(std::string_view text);
+
 // The server's answer to the connect handshake: STOMP CONNECTED or ERROR, MQTT CONNACK.
 struct HandshakeReply {
   enum class State { need_more, connected, refused } state = State::need_more;

@@ -59,6 +59,16 @@ std::vector<int> process_tree(int root) {
   return tree;
 }
 
+std::optional<ProcessUsage> read_process_usage(int pid) {
+  const auto text = read_text(fmt::format("/proc/{}/stat", pid));
+  if (!text) return std::nullopt;
+  const auto t = parse_stat_times(*text);
+  if (!t) return std::nullopt;
+  const auto tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return ProcessUsage{static_cast<double>(t->user_ticks) / tick, static_cast<double>(t->system_ticks) / tick,
+                      t->minor_faults};
+}
+
 std::optional<MemorySample> read_memory(int pid) {
   std::optional<MemorySample> total;
   for (int p : process_tree(pid)) {

@@ -24,6 +24,16 @@ double ms_since(std::chrono::steady_clock::time_point start);
 std::optional<std::string> read_text(const std::string& path);
 // The broker and its descendants (RabbitMQ's start script runs the Erlang VM as a child).
 std::vector<int> process_tree(int root);
+// CPU time and page faults of one process so far (its /proc/PID/stat), CPU in seconds.
+struct ProcessUsage {
+  double user_s = 0;
+  double system_s = 0;
+  std::uint64_t minor_faults = 0;
+  ProcessUsage operator-(const ProcessUsage& before) const {
+    return {user_s - before.user_s, system_s - before.system_s, minor_faults - before.minor_faults};
+  }
+};
+std::optional<ProcessUsage> read_process_usage(int pid);
 // VmRSS and friends summed over process_tree(pid); nullopt if none could be read.
 std::optional<MemorySample> read_memory(int pid);
 // A free port below the kernel's ephemeral range (bench_process.cpp says why); 0 if none was found.

@@ -1,8 +1,5 @@
 #include "cli/bench_selector_backlog.hpp"
 
-#include <unistd.h>
-
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -87,17 +84,9 @@ int run(const SelectorBacklogOptions& o) {
 
   const auto cpu = [&o]() -> std::optional<double> {
     if (!o.pid) return std::nullopt;
-    const auto text = read_text(fmt::format("/proc/{}/stat", *o.pid));
-    if (!text) return std::nullopt;
-    std::string_view rest(*text);
-    rest.remove_prefix(std::min(rest.size(), rest.rfind(')') + 2));
-    unsigned long long v[13] = {};
-    for (int f = 0; f < 13 && !rest.empty(); ++f) {
-      const auto space = rest.find(' ');
-      (void)std::from_chars(rest.data(), rest.data() + std::min(space, rest.size()), v[f]);
-      rest.remove_prefix(space == std::string_view::npos ? rest.size() : space + 1);
-    }
-    return static_cast<double>(v[11] + v[12]) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    const auto usage = read_process_usage(*o.pid);
+    if (!usage) return std::nullopt;
+    return usage->user_s + usage->system_s;
   };
   const auto subscribed = Clock::now();
   if (!consumer.write(stomp_frame("SUBSCRIBE", {{"destination", queue},

@@ -453,6 +453,18 @@ TEST(BenchFootprint, ParsesParentPidPastOddCommandNames) {
   EXPECT_FALSE(parse_stat_ppid("garbage"));
 }
 
+TEST(BenchFootprint, ParsesCpuTicksAndPageFaultsPastOddCommandNames) {
+  // A real line's shape: tpgid is -1 for a process without a terminal.
+  const auto t = parse_stat_times("4242 (car rier) S 17 4242 17 0 -1 4194560 51234 0 3 0 170 95 0 0 20 0 5 0");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->minor_faults, 51234u);
+  EXPECT_EQ(t->user_ticks, 170u);
+  EXPECT_EQ(t->system_ticks, 95u);
+  EXPECT_FALSE(parse_stat_times("4242 (carrier) S 17 4242 17 0 -1 4194560 51234"));  // cut short
+  EXPECT_FALSE(parse_stat_times("4242 (carrier) S 17 4242 17 0 -1 4194560 x 0 3 0 170 95"));
+  EXPECT_FALSE(parse_stat_times("garbage"));
+}
+
 TEST(BenchFootprint, StompHandshakeReplies) {
   using State = HandshakeReply::State;
   EXPECT_EQ(parse_handshake_reply(Protocol::stomp, "CONNECTED\nversion:1.2\n").state, State::need_more);
