@@ -29,7 +29,7 @@ constexpr int kCount = 1000;
 // unintended growth fails here rather than in a user's RSS).
 constexpr std::int64_t kEmptyQueueBound = 1024;  // = OwnedQueues::kQueueOverheadBytes
 constexpr std::int64_t kDurableSubscriptionBound = 4096;
-constexpr std::int64_t kIdleConsumerBound = 1280;
+constexpr std::int64_t kIdleConsumerBound = 640;
 
 // Bytes per thing between two readings, malloc's overhead included.
 std::int64_t per_item(const heap_counter::Usage& before, const heap_counter::Usage& after) {

@@ -27,6 +27,23 @@ TEST(UnackedLog, TakesInOrderAndOutOfOrder) {
   EXPECT_FALSE(log.take(0));
 }
 
+TEST(UnackedLog, ANeverUsedLogAnswersEveryCallAndHoldsNoSlots) {
+  // Most consumers of a quiet queue never get a delivery: their log is made on the first push.
+  UnackedLog<std::string> log;
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(log.slots(), 0u);
+  EXPECT_FALSE(log.contains(1));
+  EXPECT_FALSE(log.take(1));
+  EXPECT_TRUE(log.take_all().empty());
+  int visited = 0;
+  log.for_each([&](const std::string&) { ++visited; });
+  EXPECT_EQ(visited, 0);
+  log.push(1, "m1");
+  EXPECT_TRUE(log.contains(1));
+  EXPECT_EQ(log.take(1), "m1");
+  EXPECT_TRUE(log.empty());
+}
+
 TEST(UnackedLog, TakeAllKeepsTagOrderAndEmpties) {
   UnackedLog<int> log;
   for (int t = 1; t <= 6; ++t) log.push(static_cast<std::uint64_t>(t), t * 10);
