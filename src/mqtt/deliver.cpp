@@ -14,7 +14,8 @@ namespace carrier::mqtt {
 
 void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
   if (is_closing() || !by_consumer_.contains(id)) return;  // the core takes them back itself
-  for (auto& d : batch) backlog_.push_back(Outgoing{id, std::move(d)});
+  if (!backlog_) backlog_ = std::make_unique<std::deque<Outgoing>>();
+  for (auto& d : batch) backlog_->push_back(Outgoing{id, std::move(d)});
   pump();
   flush();
 }
@@ -22,18 +23,18 @@ void Session::deliver(core::ConsumerId id, std::vector<core::Delivery> batch) {
 void Session::pump() {
   // Settling a delivery can dispatch more to us at once (a private subscription's queue lives
   // on this shard): they join the backlog, and this loop takes them in turn.
-  if (!connected_ || is_closing() || pumping_) return;
+  if (!connected_ || is_closing() || pumping_ || !backlog_) return;
   pumping_ = true;
-  while (!backlog_.empty() && !is_closing()) {
-    Outgoing& out = backlog_.front();
+  while (!backlog_->empty() && !is_closing()) {
+    Outgoing& out = backlog_->front();
     auto by = by_consumer_.find(out.consumer);
     if (by == by_consumer_.end()) {
-      backlog_.pop_front();  // unsubscribed: the core has it back
+      backlog_->pop_front();  // unsubscribed: the core has it back
       continue;
     }
     auto sub = subscriptions_.find(by->second);
     if (sub == subscriptions_.end()) {
-      backlog_.pop_front();
+      backlog_->pop_front();
       continue;
     }
     // In order: a subscription waiting for its SUBACK, or a full window, holds the rest back.
@@ -50,12 +51,12 @@ void Session::pump() {
       }
       const auto consumer = out.consumer;
       const auto tag = out.delivery.tag;
-      backlog_.pop_front();
+      backlog_->pop_front();
       settle(consumer, tag);
       continue;
     }
     if (!send_delivery(out)) break;
-    backlog_.pop_front();
+    backlog_->pop_front();
   }
   pumping_ = false;
 }

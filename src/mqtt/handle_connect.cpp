@@ -87,7 +87,7 @@ void Session::handle_connect(codec::Connect& c) {
   }
   keep_alive_ = terms.keep_alive;
   server_keep_alive_ = terms.server_keep_alive;
-  will_ = std::move(c.will);
+  if (c.will) will_ = std::make_unique<codec::Will>(std::move(*c.will));
 
   log()->debug("{} CONNECT {} client '{}' clean={} keep-alive={} expiry={}", log_prefix(), codec::to_string(version_),
                client_id_, clean_start_, keep_alive_, session_expiry_);

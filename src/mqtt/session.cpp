@@ -273,7 +273,7 @@ void Session::on_write_done() {
     if (by_consumer_.contains(consumer)) broker_.ack(consumer, std::move(tags), nullptr);
   });
   // Deliveries that waited for the output to drain (deliver.cpp).
-  if (!backlog_.empty()) {
+  if (backlog_ && !backlog_->empty()) {
     pump();
     flush();
   }
@@ -336,7 +336,7 @@ void Session::detach_all(std::function<void()> done) {
   for (auto& [filter, sub] : subscriptions_) release(sub, !persistent && sub.named, step);
   subscriptions_.clear();
   by_consumer_.clear();
-  backlog_.clear();
+  if (backlog_) backlog_->clear();
   inflight_.clear();
   written_acks_.clear();
   step();

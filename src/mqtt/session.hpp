@@ -195,7 +195,8 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::uint32_t session_expiry_ = 0;  // seconds; 0: the session ends with the connection
   std::uint16_t keep_alive_ = 0;      // seconds, as enforced
   bool request_problem_information_ = true;
-  std::optional<codec::Will> will_;
+  // Apart: a Will is ~560 bytes, and most connections have none.
+  std::unique_ptr<codec::Will> will_;
   // CONNACK properties decided at CONNECT (MQTT 5).
   std::optional<std::string> assigned_client_id_;
   std::optional<std::uint16_t> server_keep_alive_;
@@ -230,7 +231,9 @@ class Session : public session::ProtocolSession, public std::enable_shared_from_
   std::shared_ptr<SessionConsumer> consumer_;
   std::map<std::string, Subscription> subscriptions_;  // by filter
   std::unordered_map<core::ConsumerId, std::string> by_consumer_;
-  std::deque<Outgoing> backlog_;
+  // Made on the first delivery: an empty std::deque already holds ~600 bytes, and an idle
+  // subscriber may never get one.
+  std::unique_ptr<std::deque<Outgoing>> backlog_;
   std::unordered_map<std::uint16_t, Inflight> inflight_;
   std::uint16_t last_packet_id_ = 0;
   std::uint16_t outbound_window_ = 100;
