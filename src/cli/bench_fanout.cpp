@@ -30,6 +30,8 @@ constexpr auto kReplyTimeout = std::chrono::seconds(30);
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+nlohmann::json or_null(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
 void put_string(std::string& out, std::string_view s) {
   out.push_back(static_cast<char>(s.size() >> 8));
   out.push_back(static_cast<char>(s.size() & 0xff));
@@ -302,10 +304,6 @@ int Fanout::run() {
   return r_.errors.empty() ? kExitOk : kExitFailure;
 }
 
-}  // namespace
-
-namespace {
-nlohmann::json or_null(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 }  // namespace
 
 nlohmann::json to_json(const FanoutResult& r) {
