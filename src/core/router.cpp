@@ -28,9 +28,13 @@ void Router::plan(const std::vector<MessagePtr>& messages, std::vector<Routed>& 
         topics_.match(m->destination.name, matched);
         matched_for = &m->destination.name;
       }
-      // Room for this message's subscribers and, if they all go to the same topic, the rest's.
+      // Room for this message's subscribers and those of the ones right after it to the same
+      // topic (not the whole rest of the batch: one wide topic among narrow ones would reserve
+      // its width for every message).
       if (to_private.capacity() - to_private.size() < matched.size()) {
-        to_private.reserve(to_private.size() + matched.size() * (messages.size() - i));
+        std::size_t run = 1;
+        while (i + run < messages.size() && messages[i + run]->destination == m->destination) ++run;
+        to_private.reserve(to_private.size() + matched.size() * run);
       }
       bool taken = false;
       for (const auto& s : matched) {
